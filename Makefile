@@ -1,0 +1,43 @@
+# Two commands on a fresh machine: `make demo` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test lint typecheck tf-check pytest bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# Installs are stamped on pyproject.toml, so repeated runs are quick.
+$(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[demo]'
+	touch $@
+
+$(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@
+
+demo: $(VENV)/.demo-installed
+	$(BIN)/s3memory demo
+
+lint: $(VENV)/.dev-installed
+	$(BIN)/ruff check s3memory tests bench terraform
+	$(BIN)/ruff format --check s3memory
+
+typecheck: $(VENV)/.dev-installed
+	$(BIN)/mypy
+
+tf-check:
+	bash scripts/tf-check.sh
+
+pytest: $(VENV)/.dev-installed
+	$(BIN)/python -m pytest
+
+test: lint typecheck tf-check pytest
+
+bench: $(VENV)/.dev-installed
+	$(BIN)/python bench/run.py
+
+clean:
+	rm -rf $(VENV) .venv-checkov .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,71 @@
+"""s3memory: Claude's memory tool (`memory_20250818`) on envelope-encrypted S3.
+
+Names are imported lazily (PEP 562), so `import s3memory` stays cheap: `anthropic` is loaded
+only when a tool class is first used, and boto3 only when storage or keys are.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "S3MemoryTool": "s3memory.tool",
+    "AsyncS3MemoryTool": "s3memory.tool",
+    "KmsKeys": "s3memory.keys",
+    "LocalKeys": "s3memory.keys",
+    "Keys": "s3memory.keys",
+    "Limits": "s3memory.commands",
+    "Memory": "s3memory.commands",
+    "Settings": "s3memory.config",
+    "SecretGuard": "s3memory.guard",
+    "assume_agent_session": "s3memory.sts",
+    "S3MemoryError": "s3memory.errors",
+    "CommandError": "s3memory.errors",
+    "IntegrityError": "s3memory.errors",
+    "StorageError": "s3memory.errors",
+    "KeyUnavailable": "s3memory.errors",
+}
+
+__all__ = [
+    "AsyncS3MemoryTool",
+    "CommandError",
+    "IntegrityError",
+    "KeyUnavailable",
+    "Keys",
+    "KmsKeys",
+    "Limits",
+    "LocalKeys",
+    "Memory",
+    "S3MemoryError",
+    "S3MemoryTool",
+    "SecretGuard",
+    "Settings",
+    "StorageError",
+    "assume_agent_session",
+]
+assert sorted(__all__) == sorted(_EXPORTS)
+
+if TYPE_CHECKING:
+    from .commands import Limits, Memory
+    from .config import Settings
+    from .errors import CommandError, IntegrityError, KeyUnavailable, S3MemoryError, StorageError
+    from .guard import SecretGuard
+    from .keys import Keys, KmsKeys, LocalKeys
+    from .sts import assume_agent_session
+    from .tool import AsyncS3MemoryTool, S3MemoryTool
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 's3memory' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])

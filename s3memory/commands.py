@@ -1,0 +1,306 @@
+"""The six memory commands on S3: validate → read → edit → write → format.
+
+`Memory` returns the success string or raises `CommandError` with the exact text the model
+must see. Storage, key and integrity failures are turned into those texts here, in one place,
+so the tool classes and the CLI show the same words. It does not import `anthropic`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from concurrent.futures import Executor
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TypeVar
+
+from . import edit
+from . import format as fmt
+from .bulk import Bulk
+from .errors import (
+    AccessDenied,
+    CommandError,
+    ConditionalConflict,
+    IntegrityError,
+    KeyUnavailable,
+    NotFound,
+    PreconditionFailed,
+    StorageError,
+)
+from .guard import Guard
+from .listing import Lister
+from .paths import ROOT, MemoryPath
+from .store import ObjectInfo
+from .vault import Vault
+
+log = logging.getLogger("s3memory")
+T = TypeVar("T")
+EDIT_ATTEMPTS = 5
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_file_bytes: int = 1024 * 1024
+    max_view_chars: int = 100_000
+    max_agent_bytes: int | None = None
+    max_agent_files: int | None = None
+
+
+def _require_str(value: object, name: str) -> str:
+    if not isinstance(value, str):
+        raise CommandError(fmt.bad_argument(name, "a string"))
+    return value
+
+
+class Memory:
+    """Command semantics for one agent."""
+
+    def __init__(self, vault: Vault, executor: Executor, limits: Limits, guard: Guard) -> None:
+        self.vault = vault
+        self.limits = limits
+        self.guard = guard
+        self.bulk = Bulk(vault, executor)
+        self.lister = Lister(vault.store, executor)
+        self._recovered = False
+
+    # -- plumbing --
+    @contextmanager
+    def _storage_errors(self, display: str, *, partial: bool = False) -> Iterator[None]:
+        """Translate storage/key failures into the spec's operational messages (no keys, no bucket)."""
+        try:
+            yield
+        except IntegrityError:
+            raise CommandError(fmt.integrity_failed(display)) from None
+        except AccessDenied as err:
+            log.warning("s3memory: %s denied (%s)", err.operation, err.code)
+            raise CommandError(fmt.storage_denied()) from None
+        except StorageError as err:
+            log.warning("s3memory: %s failed (%s)", err.operation, err.code)
+            if partial:
+                self._recovered = False
+                raise CommandError(fmt.storage_unavailable_partial(err.code, display)) from None
+            raise CommandError(fmt.storage_unavailable(err.code)) from None
+        except KeyUnavailable as err:
+            log.warning("s3memory: data key unavailable (%s)", err.code)
+            raise CommandError(fmt.keys_unavailable(err.code)) from None
+
+    def _begin(self) -> None:
+        """Once per tool instance (and after a failed multi-object change): finish interrupted changes."""
+        if self._recovered:
+            return
+        with self._storage_errors(ROOT, partial=True):
+            count = self.bulk.recover()
+        if count:
+            log.info("s3memory: completed %d interrupted change(s)", count)
+        self._recovered = True
+
+    def recover(self) -> int:
+        with self._storage_errors(ROOT, partial=True):
+            count = self.bulk.recover()
+        self._recovered = True
+        return count
+
+    def _listing(self, path: MemoryPath) -> list[ObjectInfo]:
+        return self.vault.store.list_all(self.vault.dir_prefix(path))
+
+    def _is_dir(self, path: MemoryPath) -> bool:
+        return path.is_root or self.vault.store.exists_under(self.vault.dir_prefix(path))
+
+    def _file_ancestor(self, path: MemoryPath) -> MemoryPath | None:
+        """The ancestor of `path` that is a file, if any (there is at most one)."""
+        ancestors = path.ancestors()
+        if not ancestors:
+            return None
+        if len(ancestors) > 1 and self._is_dir(path.parent):
+            return None  # an existing directory has no file above it
+        for ancestor in ancestors:
+            if self.vault.store.head(self.vault.key(ancestor)) is not None:
+                return ancestor
+        return None
+
+    def _check_content(self, path: MemoryPath, text: str, old_size: int, new_file: bool) -> str:
+        """Guard and limits for content about to be written; returns the text to write."""
+        text = self.guard.scan(text, path.display)
+        size = len(text.encode("utf-8"))
+        if size > self.limits.max_file_bytes:
+            raise CommandError(fmt.too_large(path.display, size, self.limits.max_file_bytes))
+        self._check_quota(path, size - old_size, 1 if new_file else 0)
+        return text
+
+    def _check_quota(self, path: MemoryPath, extra_bytes: int, extra_files: int) -> None:
+        max_bytes, max_files = self.limits.max_agent_bytes, self.limits.max_agent_files
+        if max_bytes is None and max_files is None:
+            return
+        used_bytes, used_files = self.lister.usage(self.vault.root)
+        if max_files is not None and extra_files and used_files + extra_files > max_files:
+            raise CommandError(fmt.quota_files(path.display, used_files, max_files))
+        if max_bytes is not None and extra_bytes > 0 and used_bytes + extra_bytes > max_bytes:
+            raise CommandError(fmt.quota_bytes(path.display, used_bytes + extra_bytes, max_bytes))
+
+    # -- view --
+    def view(self, raw_path: object, view_range: object = None) -> str:
+        path = self.vault.parse(raw_path)
+        with self._storage_errors(path.display):
+            self._begin()
+            if path.is_root:
+                return self._view_dir(path)
+            try:
+                text, _ = self.vault.read(path)
+            except NotFound:
+                return self._view_dir(path)
+        part = edit.view_slice(text, path.display, view_range)
+        lines = fmt.numbered(part.lines, part.first)
+        keep = fmt.fit_lines(lines, self.limits.max_view_chars)
+        if keep < len(lines):
+            notice = fmt.file_truncated(path.display, part.first + keep, part.n_lines, self.limits.max_view_chars)
+            lines = [*lines[:keep], notice]
+        return "\n".join([fmt.file_header(path.display), *lines])
+
+    def _view_dir(self, path: MemoryPath) -> str:
+        entries = self.lister.entries(self.vault.dir_prefix(path))
+        if entries is None and not path.is_root:
+            raise CommandError(fmt.does_not_exist_view(path.display))
+        lines = fmt.dir_listing(path.display, entries or []).split("\n")
+        keep = fmt.fit_lines(lines, self.limits.max_view_chars)
+        if keep < len(lines):
+            lines = [*lines[:keep], fmt.listing_truncated(path.display, self.limits.max_view_chars)]
+        return "\n".join(lines)
+
+    # -- create --
+    def create(self, raw_path: object, file_text: object) -> str:
+        path = self.vault.parse(raw_path)
+        text = _require_str(file_text, "file_text")
+        if path.is_root:
+            raise CommandError(fmt.already_exists(path.display))
+        with self._storage_errors(path.display):
+            self._begin()
+            if self._is_dir(path):
+                raise CommandError(fmt.already_exists(path.display))
+            blocker = self._file_ancestor(path)
+            if blocker is not None:
+                raise CommandError(fmt.parent_is_file(path.display, blocker.display))
+            text = self._check_content(path, text, 0, True)
+            for _ in range(EDIT_ATTEMPTS):
+                try:
+                    self.vault.write(path, text, if_none_match=True)
+                    return fmt.created(path.display)
+                except PreconditionFailed:
+                    raise CommandError(fmt.already_exists(path.display)) from None
+                except ConditionalConflict:
+                    continue  # a concurrent create is in flight; ask again, one of us gets 412
+            raise CommandError(fmt.already_exists(path.display))
+
+    # -- edits (optimistic concurrency: read ETag, write If-Match, retry on conflict) --
+    def _edit(self, path: MemoryPath, missing: str, change: Callable[[str], tuple[str, T]]) -> T:
+        with self._storage_errors(path.display):
+            self._begin()
+            if path.is_root:
+                raise CommandError(missing)
+            for _ in range(EDIT_ATTEMPTS):
+                try:
+                    text, etag = self.vault.read(path)
+                except NotFound:
+                    raise CommandError(missing) from None
+                new_text, result = change(text)
+                new_text = self._check_content(path, new_text, len(text.encode("utf-8")), False)
+                try:
+                    self.vault.write(path, new_text, if_match=etag)
+                    return result
+                except (PreconditionFailed, ConditionalConflict):
+                    log.info("s3memory: concurrent write detected; re-reading")
+                    continue
+                except NotFound:
+                    raise CommandError(missing) from None
+            raise CommandError(fmt.busy(path.display))
+
+    def str_replace(self, raw_path: object, old_str: object, new_str: object) -> str:
+        path = self.vault.parse(raw_path)
+        old = _require_str(old_str, "old_str")
+        new = _require_str(new_str, "new_str")
+
+        def change(text: str) -> tuple[str, str]:
+            result = edit.replace_unique(text, old, new, path.display)
+            return result.text, fmt.edited_snippet(result.snippet, result.snippet_first)
+
+        return self._edit(path, fmt.does_not_exist_long(path.display), change)
+
+    def insert(self, raw_path: object, insert_line: object, insert_text: object) -> str:
+        path = self.vault.parse(raw_path)
+        new = _require_str(insert_text, "insert_text")
+
+        def change(text: str) -> tuple[str, str]:
+            return edit.insert_text(text, insert_line, new), fmt.inserted(path.display)
+
+        return self._edit(path, fmt.does_not_exist(path.display), change)
+
+    # -- delete --
+    def delete(self, raw_path: object) -> str:
+        path = self.vault.parse(raw_path)
+        if path.is_root:
+            raise CommandError(fmt.cannot_delete_root())
+        with self._storage_errors(path.display):
+            self._begin()
+            key = self.vault.key(path)
+            if self.vault.store.head(key) is not None:
+                self.vault.store.delete(key)
+                return fmt.deleted(path.display)
+            listing = self._listing(path)
+            if not listing:
+                raise CommandError(fmt.does_not_exist(path.display))
+        with self._storage_errors(path.display, partial=True):
+            self.bulk.delete_dir(path, listing)
+        return fmt.deleted(path.display)
+
+    # -- rename --
+    def rename(self, raw_old: object, raw_new: object) -> str:
+        old = self.vault.parse(raw_old)
+        new = self.vault.parse(raw_new)
+        if old.is_root:
+            raise CommandError(fmt.cannot_rename_root())
+        with self._storage_errors(old.display):
+            self._begin()
+            try:
+                text, etag = self.vault.read(old)
+                listing: list[ObjectInfo] = []
+            except NotFound:
+                text, etag = "", ""
+                listing = self._listing(old)
+                if not listing:
+                    raise CommandError(fmt.does_not_exist(old.display)) from None
+                if new == old:
+                    raise CommandError(fmt.destination_exists(new.display)) from None
+                if new.is_within(old):
+                    raise CommandError(fmt.into_itself(old.display)) from None
+            if new.is_root or self._is_dir(new):
+                raise CommandError(fmt.destination_exists(new.display))
+            if listing and self.vault.store.head(self.vault.key(new)) is not None:
+                raise CommandError(fmt.destination_exists(new.display))
+            blocker = self._file_ancestor(new)
+            if blocker is not None:
+                raise CommandError(fmt.parent_is_file(new.display, blocker.display))
+            if not listing:  # a single file: re-encrypt for its new path, then drop the old object
+                try:
+                    self.vault.write(new, text, if_none_match=True)
+                except PreconditionFailed:
+                    raise CommandError(fmt.destination_exists(new.display)) from None
+                self._delete_moved(old, etag)
+                return fmt.renamed(old.display, new.display)
+        with self._storage_errors(old.display, partial=True):
+            self.bulk.rename_dir(old, new, listing)
+        return fmt.renamed(old.display, new.display)
+
+    def clear_all(self) -> str:
+        """Delete every object of this agent (bookkeeping included). Not a model command."""
+        with self._storage_errors(ROOT):
+            listing = self.vault.store.list_all(self.vault.root)
+            failed = self.vault.store.delete_many([(obj.key, None) for obj in listing])
+            if failed:
+                raise StorageError(sorted(set(failed.values()))[0], "DeleteObjects")
+        return "All memory cleared"
+
+    def _delete_moved(self, old: MemoryPath, etag: str) -> None:
+        """Delete the moved source only in the version that was copied; a newer edit is kept."""
+        try:
+            self.vault.store.delete(self.vault.key(old), if_match=etag)
+        except PreconditionFailed:
+            log.warning("s3memory: source changed during rename; both copies kept")

@@ -1,0 +1,229 @@
+"""`S3MemoryTool` and `AsyncS3MemoryTool`: the SDK's memory-tool interface over `Memory`.
+
+Both are thin: every command is `Memory`'s method, with `CommandError` re-raised as the SDK's
+`ToolError`. The async class runs the same code in a worker thread (no second copy of it).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+import anyio.to_thread
+from anthropic.lib.tools import BetaAbstractMemoryTool, BetaAsyncAbstractMemoryTool, ToolError
+from anthropic.types.beta import (
+    BetaCacheControlEphemeralParam,
+    BetaMemoryTool20250818CreateCommand,
+    BetaMemoryTool20250818DeleteCommand,
+    BetaMemoryTool20250818InsertCommand,
+    BetaMemoryTool20250818RenameCommand,
+    BetaMemoryTool20250818StrReplaceCommand,
+    BetaMemoryTool20250818ViewCommand,
+)
+
+from .commands import Limits, Memory
+from .config import Settings
+from .errors import CommandError
+from .guard import Guard, GuardMode, SecretGuard
+from .keys import Keys
+from .store import ObjectStore
+from .vault import Vault
+
+if TYPE_CHECKING:
+    from mypy_boto3_s3 import S3Client
+
+COMMANDS = ("view", "create", "str_replace", "insert", "delete", "rename")
+
+
+def _default_s3(max_workers: int) -> S3Client:
+    import boto3
+    from botocore.config import Config
+
+    config = Config(retries={"mode": "standard", "max_attempts": 5}, max_pool_connections=max_workers + 4)
+    return boto3.client("s3", config=config)
+
+
+def build_memory(
+    *,
+    bucket: str,
+    agent_id: str,
+    keys: Keys,
+    s3_client: S3Client | None = None,
+    prefix: str = "",
+    limits: Limits | None = None,
+    guard: Guard | GuardMode = "block",
+    max_workers: int = 16,
+) -> tuple[Memory, ThreadPoolExecutor]:
+    """The command engine and its worker pool, as the tool classes use them."""
+    if not isinstance(keys, Keys):
+        raise TypeError("keys must be KmsKeys(...) or LocalKeys(...)")
+    if max_workers < 1:
+        raise ValueError("max_workers must be at least 1")
+    store = ObjectStore(s3_client if s3_client is not None else _default_s3(max_workers), bucket)
+    vault = Vault(store, keys, agent_id, prefix)
+    executor = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="s3memory")
+    scanner = SecretGuard(guard) if isinstance(guard, str) else guard
+    return Memory(vault, executor, limits or Limits(), scanner), executor
+
+
+def settings_kwargs(settings: Settings) -> dict[str, Any]:
+    """Constructor arguments (bucket, keys, clients, limits) for a tool built from `settings`."""
+    s3, kms = settings.clients()
+    return {
+        "bucket": settings.bucket,
+        "keys": settings.keys(kms),
+        "s3_client": s3,
+        "prefix": settings.prefix,
+        "limits": Limits(
+            settings.max_file_bytes,
+            settings.max_view_chars,
+            settings.max_agent_bytes,
+            settings.max_agent_files,
+        ),
+        "guard": settings.guard,
+        "max_workers": settings.max_workers,
+    }
+
+
+def _run(fn: Callable[..., str], *args: object) -> str:
+    try:
+        return fn(*args)
+    except CommandError as err:
+        raise ToolError(err.message) from None
+
+
+def _check_input(input: object) -> None:
+    command = input.get("command") if isinstance(input, dict) else None
+    if command not in COMMANDS:
+        shown = command if isinstance(command, str) else type(command).__name__
+        raise ToolError(f"Error: Unknown memory command {shown!r}; use one of: {', '.join(COMMANDS)}")
+
+
+class S3MemoryTool(BetaAbstractMemoryTool):
+    """Claude's memory tool (`memory_20250818`) on envelope-encrypted S3, one prefix per agent."""
+
+    def __init__(
+        self,
+        *,
+        bucket: str,
+        agent_id: str,
+        keys: Keys,
+        s3_client: S3Client | None = None,
+        prefix: str = "",
+        limits: Limits | None = None,
+        guard: Guard | GuardMode = "block",
+        max_workers: int = 16,
+        cache_control: BetaCacheControlEphemeralParam | None = None,
+    ) -> None:
+        super().__init__(cache_control=cache_control)
+        self.memory, self._executor = build_memory(
+            bucket=bucket, agent_id=agent_id, keys=keys, s3_client=s3_client, prefix=prefix,
+            limits=limits, guard=guard, max_workers=max_workers,
+        )  # fmt: skip
+
+    @classmethod
+    def from_env(cls, agent_id: str, **overrides: Any) -> S3MemoryTool:
+        """Build from `S3MEMORY_*` variables; keyword arguments override them."""
+        return cls(agent_id=agent_id, **{**settings_kwargs(Settings()), **overrides})  # type: ignore[call-arg]
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=True)
+
+    def __enter__(self) -> S3MemoryTool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def call(self, input: object) -> str:
+        _check_input(input)
+        result = super().call(input)
+        assert isinstance(result, str)
+        return result
+
+    def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
+        return _run(self.memory.view, command.path, getattr(command, "view_range", None))
+
+    def create(self, command: BetaMemoryTool20250818CreateCommand) -> str:
+        return _run(self.memory.create, command.path, getattr(command, "file_text", None))
+
+    def str_replace(self, command: BetaMemoryTool20250818StrReplaceCommand) -> str:
+        return _run(
+            self.memory.str_replace,
+            command.path,
+            getattr(command, "old_str", None),
+            getattr(command, "new_str", None),
+        )
+
+    def insert(self, command: BetaMemoryTool20250818InsertCommand) -> str:
+        return _run(
+            self.memory.insert, command.path, getattr(command, "insert_line", None),
+            getattr(command, "insert_text", None),
+        )  # fmt: skip
+
+    def delete(self, command: BetaMemoryTool20250818DeleteCommand) -> str:
+        return _run(self.memory.delete, command.path)
+
+    def rename(self, command: BetaMemoryTool20250818RenameCommand) -> str:
+        return _run(self.memory.rename, getattr(command, "old_path", None), getattr(command, "new_path", None))
+
+    def clear_all_memory(self) -> str:
+        return _run(self.memory.clear_all)
+
+
+class AsyncS3MemoryTool(BetaAsyncAbstractMemoryTool):
+    """The async variant: same constructor, the same `Memory` run in a worker thread."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        cache_control = kwargs.pop("cache_control", None)
+        super().__init__(cache_control=cache_control)
+        self.memory, self._executor = build_memory(**kwargs)
+
+    @classmethod
+    def from_env(cls, agent_id: str, **overrides: Any) -> AsyncS3MemoryTool:
+        return cls(agent_id=agent_id, **{**settings_kwargs(Settings()), **overrides})  # type: ignore[call-arg]
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=True)
+
+    async def _call(self, fn: Callable[..., str], *args: object) -> str:
+        return await anyio.to_thread.run_sync(functools.partial(_run, fn, *args))
+
+    async def call(self, input: object) -> str:
+        _check_input(input)
+        result = await super().call(input)
+        assert isinstance(result, str)
+        return result
+
+    async def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
+        return await self._call(self.memory.view, command.path, getattr(command, "view_range", None))
+
+    async def create(self, command: BetaMemoryTool20250818CreateCommand) -> str:
+        return await self._call(self.memory.create, command.path, getattr(command, "file_text", None))
+
+    async def str_replace(self, command: BetaMemoryTool20250818StrReplaceCommand) -> str:
+        return await self._call(
+            self.memory.str_replace,
+            command.path,
+            getattr(command, "old_str", None),
+            getattr(command, "new_str", None),
+        )
+
+    async def insert(self, command: BetaMemoryTool20250818InsertCommand) -> str:
+        return await self._call(
+            self.memory.insert, command.path, getattr(command, "insert_line", None),
+            getattr(command, "insert_text", None),
+        )  # fmt: skip
+
+    async def delete(self, command: BetaMemoryTool20250818DeleteCommand) -> str:
+        return await self._call(self.memory.delete, command.path)
+
+    async def rename(self, command: BetaMemoryTool20250818RenameCommand) -> str:
+        return await self._call(
+            self.memory.rename, getattr(command, "old_path", None), getattr(command, "new_path", None)
+        )
+
+    async def clear_all_memory(self) -> str:
+        return await self._call(self.memory.clear_all)

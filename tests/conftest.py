@@ -1,0 +1,76 @@
+"""Shared fixtures: an in-process moto S3 + KMS, clients, and a tool factory."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from s3memory import KmsKeys, LocalKeys, S3MemoryTool
+from tests.support import BUCKET, LOCAL_KEY, REGION, CallCounter
+
+
+@pytest.fixture(autouse=True)
+def _aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fake credentials and a region, so nothing can ever reach real AWS."""
+    for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
+    for name in [n for n in __import__("os").environ if n.startswith("S3MEMORY_")]:
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def aws() -> Iterator[None]:
+    with mock_aws():
+        yield
+
+
+@pytest.fixture
+def s3(aws: None) -> Any:
+    client = boto3.client("s3", region_name=REGION)
+    client.create_bucket(Bucket=BUCKET)
+    return client
+
+
+@pytest.fixture
+def kms(aws: None) -> Any:
+    return boto3.client("kms", region_name=REGION)
+
+
+@pytest.fixture
+def kms_key(kms: Any) -> str:
+    return str(kms.create_key(Description="s3memory test")["KeyMetadata"]["KeyId"])
+
+
+@pytest.fixture
+def counter(s3: Any, kms: Any) -> CallCounter:
+    return CallCounter(s3, kms)
+
+
+@pytest.fixture
+def make_tool(s3: Any, kms: Any, kms_key: str) -> Iterator[Callable[..., S3MemoryTool]]:
+    """make_tool(agent_id="agent-42", kms=False, **kwargs) → S3MemoryTool on the moto bucket."""
+    made: list[S3MemoryTool] = []
+
+    def factory(agent_id: str = "agent-42", *, use_kms: bool = False, **kwargs: Any) -> S3MemoryTool:
+        kwargs.setdefault("keys", KmsKeys(kms_key, kms_client=kms) if use_kms else LocalKeys(LOCAL_KEY))
+        kwargs.setdefault("prefix", "agents/")
+        kwargs.setdefault("s3_client", s3)
+        tool = S3MemoryTool(bucket=BUCKET, agent_id=agent_id, **kwargs)
+        made.append(tool)
+        return tool
+
+    yield factory
+    for tool in made:
+        tool.close()
+
+
+@pytest.fixture
+def tool(make_tool: Callable[..., S3MemoryTool]) -> S3MemoryTool:
+    return make_tool()
