@@ -57,6 +57,7 @@ class Memory:
 
     def __init__(self, vault: Vault, executor: Executor, limits: Limits, guard: Guard) -> None:
         self.vault = vault
+        self.executor = executor
         self.limits = limits
         self.guard = guard
         self.bulk = Bulk(vault, executor)
@@ -106,17 +107,22 @@ class Memory:
     def _is_dir(self, path: MemoryPath) -> bool:
         return path.is_root or self.vault.store.exists_under(self.vault.dir_prefix(path))
 
-    def _file_ancestor(self, path: MemoryPath) -> MemoryPath | None:
-        """The ancestor of `path` that is a file, if any (there is at most one)."""
+    def _check_placement(self, path: MemoryPath, exists_message: str) -> None:
+        """Raise if `path` is an existing directory or lies below a file.
+
+        Whether `path` is a file is left to the conditional PUT. Costs 2 requests when the
+        parent directory exists; below a new directory, 1 + one HEAD per ancestor (in parallel),
+        since a missing parent rules out a directory at `path`.
+        """
         ancestors = path.ancestors()
-        if not ancestors:
-            return None
-        if len(ancestors) > 1 and self._is_dir(path.parent):
-            return None  # an existing directory has no file above it
-        for ancestor in ancestors:
-            if self.vault.store.head(self.vault.key(ancestor)) is not None:
-                return ancestor
-        return None
+        if ancestors and not self._is_dir(path.parent):
+            heads = list(self.executor.map(lambda a: self.vault.store.head(self.vault.key(a)), ancestors))
+            for ancestor, head in zip(ancestors, heads, strict=True):
+                if head is not None:
+                    raise CommandError(fmt.parent_is_file(path.display, ancestor.display))
+            return
+        if self._is_dir(path):
+            raise CommandError(exists_message)
 
     def _check_content(self, path: MemoryPath, text: str, old_size: int, new_file: bool) -> str:
         """Guard and limits for content about to be written; returns the text to write."""
@@ -174,11 +180,7 @@ class Memory:
             raise CommandError(fmt.already_exists(path.display))
         with self._storage_errors(path.display):
             self._begin()
-            if self._is_dir(path):
-                raise CommandError(fmt.already_exists(path.display))
-            blocker = self._file_ancestor(path)
-            if blocker is not None:
-                raise CommandError(fmt.parent_is_file(path.display, blocker.display))
+            self._check_placement(path, fmt.already_exists(path.display))
             text = self._check_content(path, text, 0, True)
             for _ in range(EDIT_ATTEMPTS):
                 try:
@@ -271,13 +273,11 @@ class Memory:
                     raise CommandError(fmt.destination_exists(new.display)) from None
                 if new.is_within(old):
                     raise CommandError(fmt.into_itself(old.display)) from None
-            if new.is_root or self._is_dir(new):
+            if new.is_root:
                 raise CommandError(fmt.destination_exists(new.display))
+            self._check_placement(new, fmt.destination_exists(new.display))
             if listing and self.vault.store.head(self.vault.key(new)) is not None:
                 raise CommandError(fmt.destination_exists(new.display))
-            blocker = self._file_ancestor(new)
-            if blocker is not None:
-                raise CommandError(fmt.parent_is_file(new.display, blocker.display))
             if not listing:  # a single file: re-encrypt for its new path, then drop the old object
                 try:
                     self.vault.write(new, text, if_none_match=True)
