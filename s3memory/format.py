@@ -19,7 +19,7 @@ def format_size(n: int) -> str:
     value = float(n)
     for unit in ("K", "M", "G"):
         value /= 1024.0
-        if value < 1024.0 or unit == "G":
+        if round(value, 1) < 1024.0 or unit == "G":  # 1,048,575 bytes is 1.0M, not 1024.0K
             return f"{value:.1f}{unit}"
     raise AssertionError("unreachable")
 
@@ -202,6 +202,13 @@ def storage_unavailable_partial(code: str, display: str) -> str:
     return (
         f"Error: Memory storage is unavailable right now ({code}) while changing {display}. "
         "No file was lost; the unfinished change will be completed by the next command. Try again."
+    )
+
+
+def rename_left_copy(code: str, old: str, new: str) -> str:
+    return (
+        f"Error: Memory storage is unavailable right now ({code}) while renaming {old}: its content is now also "
+        f"at {new}, but {old} could not be removed. No file was lost; delete {old} once storage is back."
     )
 
 

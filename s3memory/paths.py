@@ -23,6 +23,7 @@ _PERCENT_ENCODED = re.compile(r"%[0-9A-Fa-f]{2}")
 # C0 controls, DEL, C1 controls and the Unicode line/paragraph separators: anything that
 # could start a new line in a listing or an error message.
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def escape_for_display(text: str) -> str:
@@ -125,6 +126,8 @@ def parse(raw: object, *, key_root: str = "", reserved_ok: bool = False) -> Memo
         raise InvalidPath(f"Error: Invalid path {escape_for_display(repr(raw))}: it must be a string")
     if _CONTROL.search(raw):
         raise _invalid(raw, "it contains a control character")
+    if _SURROGATE.search(raw):  # cannot become a UTF-8 key (JSON may carry a lone "\ud800")
+        raise _invalid(raw, "it contains an unpaired surrogate")
     if "\\" in raw:
         raise _invalid(raw, "it contains a backslash")
     if _PERCENT_ENCODED.search(raw):

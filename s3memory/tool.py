@@ -96,6 +96,8 @@ def _run(fn: Callable[..., str], *args: object) -> str:
 
 def _check_input(input: object) -> None:
     command = input.get("command") if isinstance(input, dict) else None
+    if command is None:
+        raise ToolError(f"Error: Missing `command` parameter; use one of: {', '.join(COMMANDS)}")
     if command not in COMMANDS:
         shown = command if isinstance(command, str) else type(command).__name__
         raise ToolError(f"Error: Unknown memory command {shown!r}; use one of: {', '.join(COMMANDS)}")

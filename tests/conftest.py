@@ -54,12 +54,19 @@ def counter(s3: Any, kms: Any) -> CallCounter:
 
 
 @pytest.fixture
-def make_tool(s3: Any, kms: Any, kms_key: str) -> Iterator[Callable[..., S3MemoryTool]]:
-    """make_tool(agent_id="agent-42", kms=False, **kwargs) → S3MemoryTool on the moto bucket."""
+def make_tool(s3: Any, kms: Any, request: pytest.FixtureRequest) -> Iterator[Callable[..., S3MemoryTool]]:
+    """make_tool(agent_id="agent-42", use_kms=False, **kwargs) → S3MemoryTool on the moto bucket.
+
+    The KMS key is created only when a tool asks for KmsKeys (it costs a noticeable moment).
+    """
     made: list[S3MemoryTool] = []
 
     def factory(agent_id: str = "agent-42", *, use_kms: bool = False, **kwargs: Any) -> S3MemoryTool:
-        kwargs.setdefault("keys", KmsKeys(kms_key, kms_client=kms) if use_kms else LocalKeys(LOCAL_KEY))
+        if "keys" not in kwargs:
+            if use_kms:
+                kwargs["keys"] = KmsKeys(request.getfixturevalue("kms_key"), kms_client=kms)
+            else:
+                kwargs["keys"] = LocalKeys(LOCAL_KEY)
         kwargs.setdefault("prefix", "agents/")
         kwargs.setdefault("s3_client", s3)
         tool = S3MemoryTool(bucket=BUCKET, agent_id=agent_id, **kwargs)
