@@ -16,7 +16,7 @@ from typing import TypeVar
 
 from . import edit
 from . import format as fmt
-from .bulk import Bulk
+from .bulk import INTENTS, Bulk
 from .errors import (
     AccessDenied,
     CommandError,
@@ -49,6 +49,10 @@ class Limits:
 def _require_str(value: object, name: str) -> str:
     if not isinstance(value, str):
         raise CommandError(fmt.bad_argument(name, "a string"))
+    try:
+        value.encode("utf-8")  # a lone surrogate (JSON "\ud800") cannot be stored as UTF-8
+    except UnicodeEncodeError:
+        raise CommandError(fmt.bad_argument(name, "valid Unicode text (no unpaired surrogates)")) from None
     return value
 
 
@@ -89,10 +93,15 @@ class Memory:
         """Once per tool instance (and after a failed multi-object change): finish interrupted changes."""
         if self._recovered:
             return
-        with self._storage_errors(ROOT, partial=True):
-            count = self.bulk.recover()
-        if count:
-            log.info("s3memory: completed %d interrupted change(s)", count)
+        # Looking changes nothing, so a failure to look is a plain "nothing was changed"; only a
+        # failure while completing a recorded change is reported as an unfinished change.
+        with self._storage_errors(ROOT):
+            pending = self.vault.store.exists_under(self.vault.dir_prefix(INTENTS))
+        if pending:
+            with self._storage_errors(ROOT, partial=True):
+                count = self.bulk.recover()
+            if count:
+                log.info("s3memory: completed %d interrupted change(s)", count)
         self._recovered = True
 
     def recover(self) -> int:
@@ -155,19 +164,22 @@ class Memory:
             except NotFound:
                 return self._view_dir(path)
         part = edit.view_slice(text, path.display, view_range)
+        header = fmt.file_header(path.display)
         lines = fmt.numbered(part.lines, part.first)
-        keep = fmt.fit_lines(lines, self.limits.max_view_chars)
+        # The cap covers the header and the newline after it; the notice line comes on top.
+        keep = fmt.fit_lines(lines, max(0, self.limits.max_view_chars - len(header) - 1))
         if keep < len(lines):
-            notice = fmt.file_truncated(path.display, part.first + keep, part.n_lines, self.limits.max_view_chars)
+            last = part.first + len(part.lines) - 1  # the end of the requested range
+            notice = fmt.file_truncated(path.display, part.first + keep, last, self.limits.max_view_chars)
             lines = [*lines[:keep], notice]
-        return "\n".join([fmt.file_header(path.display), *lines])
+        return "\n".join([header, *lines])
 
     def _view_dir(self, path: MemoryPath) -> str:
         entries = self.lister.entries(self.vault.dir_prefix(path))
         if entries is None and not path.is_root:
             raise CommandError(fmt.does_not_exist_view(path.display))
         lines = fmt.dir_listing(path.display, entries or []).split("\n")
-        keep = fmt.fit_lines(lines, self.limits.max_view_chars)
+        keep = max(2, fmt.fit_lines(lines, self.limits.max_view_chars))  # header and the directory itself
         if keep < len(lines):
             lines = [*lines[:keep], fmt.listing_truncated(path.display, self.limits.max_view_chars)]
         return "\n".join(lines)
@@ -198,11 +210,16 @@ class Memory:
             self._begin()
             if path.is_root:
                 raise CommandError(missing)
+            refused: tuple[str, T] | None = None  # (text, result) of our last write refused by its condition
             for _ in range(EDIT_ATTEMPTS):
                 try:
                     text, etag = self.vault.read(path)
                 except NotFound:
                     raise CommandError(missing) from None
+                if refused is not None and text == refused[0]:
+                    # That write landed and only its answer was lost: botocore retried it and the
+                    # retry met our own object (412). Applying the change again would insert twice.
+                    return refused[1]
                 new_text, result = change(text)
                 new_text = self._check_content(path, new_text, len(text.encode("utf-8")), False)
                 try:
@@ -210,6 +227,7 @@ class Memory:
                     return result
                 except (PreconditionFailed, ConditionalConflict):
                     log.info("s3memory: concurrent write detected; re-reading")
+                    refused = (new_text, result)
                     continue
                 except NotFound:
                     raise CommandError(missing) from None
@@ -280,10 +298,13 @@ class Memory:
                 raise CommandError(fmt.destination_exists(new.display))
             if not listing:  # a single file: re-encrypt for its new path, then drop the old object
                 try:
-                    self.vault.write(new, text, if_none_match=True)
+                    new_etag = self.vault.write(new, text, if_none_match=True)
                 except PreconditionFailed:
                     raise CommandError(fmt.destination_exists(new.display)) from None
-                self._delete_moved(old, etag)
+                try:
+                    self._delete_moved(old, etag)
+                except StorageError as err:
+                    self._settle_failed_move(old, new, etag, new_etag, err)
                 return fmt.renamed(old.display, new.display)
         with self._storage_errors(old.display, partial=True):
             self.bulk.rename_dir(old, new, listing)
@@ -297,6 +318,27 @@ class Memory:
             if failed:
                 raise StorageError(sorted(set(failed.values()))[0], "DeleteObjects")
         return "All memory cleared"
+
+    def _settle_failed_move(
+        self, old: MemoryPath, new: MemoryPath, old_etag: str, new_etag: str, err: StorageError
+    ) -> None:
+        """The old copy of a renamed file could not be deleted: undo the new copy so that nothing
+        changed; return if the delete landed after all (only its answer was lost); otherwise say
+        that both copies exist."""
+        undone = False
+        try:
+            info = self.vault.store.head(self.vault.key(old))
+            if info is None:
+                return
+            if info.etag == old_etag:
+                self.vault.store.delete(self.vault.key(new), if_match=new_etag)
+                undone = True
+        except StorageError:
+            pass
+        if undone:
+            raise err
+        log.warning("s3memory: rename could be neither finished nor undone (%s); both copies kept", err.code)
+        raise CommandError(fmt.rename_left_copy(err.code, old.display, new.display))
 
     def _delete_moved(self, old: MemoryPath, etag: str) -> None:
         """Delete the moved source only in the version that was copied; a newer edit is kept."""
