@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, TextIO
 
 DEMO_BUCKET = "s3memory-demo"
 DEMO_AGENT = "support-agent-1"
 DEMO_PREFIX = "agents/"
+DEMO_KEY_ALIAS = "alias/s3memory-demo"
 
 GUIDELINES = """<guidelines>
   <greeting>Greet the customer by name when it is known.</greeting>
@@ -53,24 +55,32 @@ SCRIPT: list[dict[str, Any]] = [
 ]  # fmt: skip
 
 
-def run(out: TextIO, *, raw_object: bool = True) -> int:
-    """Run the scripted session; returns the number of commands that raised ToolError."""
+@contextmanager
+def embedded() -> Iterator[tuple[Any, Any]]:
+    """An in-process moto S3 + KMS with the demo bucket and the key alias/s3memory-demo: (s3, kms) clients."""
     import boto3
-    from anthropic.lib.tools import ToolError
     from moto import mock_aws
-
-    from .keys import KmsKeys
-    from .tool import S3MemoryTool
 
     os.environ.setdefault("AWS_ACCESS_KEY_ID", "demo")
     os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "demo")
-    errors = 0
     with mock_aws():
         s3 = boto3.client("s3", region_name="us-east-1")
         kms = boto3.client("kms", region_name="us-east-1")
         s3.create_bucket(Bucket=DEMO_BUCKET)
         key_id = kms.create_key(Description="s3memory demo")["KeyMetadata"]["KeyId"]
-        kms.create_alias(AliasName="alias/s3memory-demo", TargetKeyId=key_id)
+        kms.create_alias(AliasName=DEMO_KEY_ALIAS, TargetKeyId=key_id)
+        yield s3, kms
+
+
+def run(out: TextIO, *, raw_object: bool = True) -> int:
+    """Run the scripted session; returns the number of commands that raised ToolError."""
+    from anthropic.lib.tools import ToolError
+
+    from .keys import KmsKeys
+    from .tool import S3MemoryTool
+
+    errors = 0
+    with embedded() as (s3, kms):
         counts = {"s3": 0, "kms": 0}
         _count_calls(s3, kms, counts)
         write: Callable[[str], Any] = out.write
@@ -78,7 +88,7 @@ def run(out: TextIO, *, raw_object: bool = True) -> int:
         with S3MemoryTool(
             bucket=DEMO_BUCKET,
             agent_id=DEMO_AGENT,
-            keys=KmsKeys("alias/s3memory-demo", kms_client=kms),
+            keys=KmsKeys(DEMO_KEY_ALIAS, kms_client=kms),
             s3_client=s3,
             prefix=DEMO_PREFIX,
         ) as tool:

@@ -28,6 +28,7 @@ KMS_CONTEXT_KEY = "s3memory:agent"
 # KMS answers these when a wrapped key is not one it can open for this context: the object
 # (or its header) is not what we wrote, which is an integrity failure, not an outage.
 _KMS_INTEGRITY_CODES = frozenset({"InvalidCiphertextException", "IncorrectKeyException"})
+_FLIGHT_STRIPES = 64
 
 
 def encryption_context(agent_id: str) -> dict[str, str]:
@@ -58,6 +59,9 @@ class Keys:
         self._lock = threading.Lock()
         self._current: dict[str, tuple[DataKey, float, int]] = {}
         self._unwrapped: OrderedDict[tuple[str, str, bytes], tuple[bytes, float]] = OrderedDict()
+        # Single flight: threads that miss the cache for the same key at once (a parallel rename
+        # on a cold process) wait for one KMS request instead of each making their own.
+        self._flights = [threading.Lock() for _ in range(_FLIGHT_STRIPES)]
 
     # -- subclass hooks --
     def _generate(self, agent_id: str) -> DataKey:
@@ -69,6 +73,24 @@ class Keys:
     # -- public --
     def data_key(self, agent_id: str) -> DataKey:
         """The agent's current data key, generated anew when the window is used up."""
+        key = self._take_current(agent_id)
+        if key is not None:
+            return key
+        with self._flight(("generate", agent_id)):
+            key = self._take_current(agent_id)
+            if key is not None:
+                return key
+            now = self._clock()
+            key = self._generate(agent_id)
+            if len(key.plaintext) != envelope.DATA_KEY_BYTES:
+                raise KeyUnavailable("InvalidDataKeyLength")
+            with self._lock:
+                self._current[agent_id] = (key, now, 1)
+                self._remember(agent_id, key.provider, key.wrapped, key.plaintext, now)
+            return key
+
+    def _take_current(self, agent_id: str) -> DataKey | None:
+        """The current data key if its window has room left (and count this use), else None."""
         now = self._clock()
         with self._lock:
             entry = self._current.get(agent_id)
@@ -77,31 +99,39 @@ class Keys:
                 if now - born < self._max_age and uses < self._max_uses:
                     self._current[agent_id] = (key, born, uses + 1)
                     return key
-        key = self._generate(agent_id)
-        if len(key.plaintext) != envelope.DATA_KEY_BYTES:
-            raise KeyUnavailable("InvalidDataKeyLength")
-        with self._lock:
-            self._current[agent_id] = (key, now, 1)
-            self._remember(agent_id, key.provider, key.wrapped, key.plaintext, now)
-        return key
+        return None
 
-    def unwrap(self, agent_id: str, provider: str, wrapped: bytes) -> bytes:
-        """The plaintext data key of an object's header; cached by (agent, provider, blob)."""
-        if provider != self.provider_id:
-            raise IntegrityError()
+    def _cached(self, cache_key: tuple[str, str, bytes]) -> bytes | None:
         now = self._clock()
-        cache_key = (agent_id, provider, wrapped)
         with self._lock:
             hit = self._unwrapped.get(cache_key)
             if hit is not None and now - hit[1] < self._ttl:
                 self._unwrapped.move_to_end(cache_key)
                 return hit[0]
-        plaintext = self._unwrap(agent_id, wrapped)
-        if len(plaintext) != envelope.DATA_KEY_BYTES:
+        return None
+
+    def _flight(self, what: object) -> threading.Lock:
+        return self._flights[hash(what) % _FLIGHT_STRIPES]
+
+    def unwrap(self, agent_id: str, provider: str, wrapped: bytes) -> bytes:
+        """The plaintext data key of an object's header; cached by (agent, provider, blob)."""
+        if provider != self.provider_id:
             raise IntegrityError()
-        with self._lock:
-            self._remember(agent_id, provider, wrapped, plaintext, now)
-        return plaintext
+        cache_key = (agent_id, provider, wrapped)
+        plaintext = self._cached(cache_key)
+        if plaintext is not None:
+            return plaintext
+        with self._flight(cache_key):
+            plaintext = self._cached(cache_key)
+            if plaintext is not None:
+                return plaintext
+            now = self._clock()
+            plaintext = self._unwrap(agent_id, wrapped)
+            if len(plaintext) != envelope.DATA_KEY_BYTES:
+                raise IntegrityError()
+            with self._lock:
+                self._remember(agent_id, provider, wrapped, plaintext, now)
+            return plaintext
 
     def clear(self) -> None:
         with self._lock:
@@ -189,6 +219,11 @@ class KmsKeys(Keys):
 
     def rewrap(self, agent_id: str, wrapped: bytes, destination_key_id: str) -> bytes:
         """Re-wrap a data key under another KMS key inside KMS (`ReEncrypt`); the key never leaves KMS."""
+        return self.rewrap_with_ids(agent_id, wrapped, destination_key_id)[0]
+
+    def rewrap_with_ids(self, agent_id: str, wrapped: bytes, destination_key_id: str) -> tuple[bytes, str, str]:
+        """`rewrap`, also returning KMS's `SourceKeyId` and `KeyId` (ARNs): equal when the blob was already
+        under the destination key, so a resumed key migration can skip it."""
         context = encryption_context(agent_id)
         try:
             resp = self._kms.re_encrypt(
@@ -202,4 +237,4 @@ class KmsKeys(Keys):
         blob = resp.get("CiphertextBlob", b"")
         if not blob:
             raise KeyUnavailable("InvalidKMSResponse")
-        return blob
+        return blob, str(resp.get("SourceKeyId", "")), str(resp.get("KeyId", ""))

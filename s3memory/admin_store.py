@@ -1,0 +1,107 @@
+"""S3 requests only operators make: object versions, and metadata replaced in place.
+
+`AdminStore` extends the tool's `ObjectStore` (same client, same error table) with the calls
+behind `purge` (ListObjectVersions, DeleteObjects by version) and `rewrap` (HeadObject for
+the metadata, CopyObject onto itself). Each method is one S3 request, or one per page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from .errors import NotFound
+from .store import DELETE_BATCH, ObjectStore, translate
+
+
+@dataclass(frozen=True)
+class Version:
+    """One version of an object, or a delete marker. `version_id` is "null" in an unversioned bucket."""
+
+    key: str
+    version_id: str
+    delete_marker: bool
+    size: int = 0
+
+
+@dataclass(frozen=True)
+class Head:
+    etag: str
+    metadata: dict[str, str]
+
+
+class AdminStore(ObjectStore):
+    def head_metadata(self, key: str) -> Head | None:
+        """The object's ETag and user metadata (one HeadObject); None if it does not exist."""
+        try:
+            resp = self.s3.head_object(Bucket=self.bucket, Key=key)
+        except (ClientError, BotoCoreError) as err:
+            mapped = translate(err, "HeadObject")
+            if isinstance(mapped, NotFound):
+                return None
+            raise mapped from err
+        return Head(resp.get("ETag", ""), dict(resp.get("Metadata", {})))
+
+    def replace_metadata(self, key: str, metadata: Mapping[str, str], *, if_match: str) -> str:
+        """Copy the object onto itself with new user metadata, only if it still has ETag `if_match`.
+
+        The body is copied by S3 unchanged. Raises `PreconditionFailed` if the object changed.
+        Returns the new ETag.
+        """
+        try:
+            resp = self.s3.copy_object(
+                Bucket=self.bucket,
+                Key=key,
+                CopySource={"Bucket": self.bucket, "Key": key},
+                CopySourceIfMatch=if_match,
+                MetadataDirective="REPLACE",
+                Metadata=dict(metadata),
+            )
+        except (ClientError, BotoCoreError) as err:
+            raise translate(err, "CopyObject") from err
+        return str(resp.get("CopyObjectResult", {}).get("ETag", ""))
+
+    def iter_versions(self, prefix: str) -> Iterator[list[Version]]:
+        """Pages of every version and delete marker under `prefix` (ListObjectVersions)."""
+        kwargs: dict[str, Any] = {"Bucket": self.bucket, "Prefix": prefix}
+        while True:
+            try:
+                resp = self.s3.list_object_versions(**kwargs)
+            except (ClientError, BotoCoreError) as err:
+                raise translate(err, "ListObjectVersions") from err
+            page = [
+                Version(v["Key"], v.get("VersionId") or "null", False, int(v.get("Size", 0)))
+                for v in resp.get("Versions", [])
+            ]
+            page += [Version(m["Key"], m.get("VersionId") or "null", True) for m in resp.get("DeleteMarkers", [])]
+            yield page
+            if not resp.get("IsTruncated"):
+                return
+            kwargs["KeyMarker"] = resp.get("NextKeyMarker", "")
+            kwargs["VersionIdMarker"] = resp.get("NextVersionIdMarker", "")
+
+    def delete_versions(self, versions: Sequence[Version]) -> dict[Version, str]:
+        """Delete exactly these versions (at most 1,000 per DeleteObjects request).
+
+        Returns {version: error code} for each one S3 listed under `Errors` (the request answers
+        200 even then). A version that no longer exists counts as deleted.
+        """
+        failed: dict[Version, str] = {}
+        for start in range(0, len(versions), DELETE_BATCH):
+            batch = versions[start : start + DELETE_BATCH]
+            by_id = {(v.key, v.version_id): v for v in batch}
+            objects: list[Any] = [{"Key": v.key, "VersionId": v.version_id} for v in batch]
+            try:
+                resp = self.s3.delete_objects(Bucket=self.bucket, Delete={"Objects": objects, "Quiet": True})
+            except (ClientError, BotoCoreError) as err:
+                raise translate(err, "DeleteObjects") from err
+            for error in resp.get("Errors", []):
+                code = error.get("Code", "Unknown")
+                if code in ("NoSuchKey", "NoSuchVersion"):
+                    continue
+                key, version_id = error.get("Key", ""), error.get("VersionId") or "null"
+                failed[by_id.get((key, version_id)) or Version(key, version_id, False)] = code
+        return failed

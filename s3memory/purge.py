@@ -1,0 +1,79 @@
+"""`purge`: erase an agent completely, every version and delete marker under `{prefix}{agent}/`.
+
+This is the "right to erasure" operation. In a versioned bucket a plain delete only adds a
+delete marker and every earlier version survives, so purge lists versions
+(ListObjectVersions, paginated by key and version-id marker) and deletes each one by its
+VersionId, 1,000 per DeleteObjects request, reading each response's `Errors`. It works the
+same in an unversioned bucket (every object has version "null"). Then it lists again: a
+writer that was still running may have added objects, which are deleted in another round;
+whatever is left after the last round is reported.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from . import paths
+from .admin_store import AdminStore, Version
+from .errors import StorageError
+from .ops import Pool, Problem
+from .progress import Tracker
+from .store import DELETE_BATCH
+
+ROUNDS = 3
+
+
+@dataclass
+class PurgeReport:
+    deleted: list[Version] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    remaining: int = 0  # versions still listed under the prefix at the end
+
+
+def agent_prefix(prefix: str, agent_id: str) -> str:
+    """`{prefix}{agent}/`: the trailing slash keeps agent `ann2` out of a purge of `ann`."""
+    return paths.agent_root(paths.validate_prefix(prefix), paths.validate_agent_id(agent_id))
+
+
+def list_versions(store: AdminStore, root: str) -> list[Version]:
+    return sorted(
+        (v for page in store.iter_versions(root) for v in page),
+        key=lambda v: (v.key, v.delete_marker, v.version_id),
+    )
+
+
+def display(root: str, key: str) -> str:
+    """The memory path a key stands for, or the key itself; escaped for one line."""
+    path = paths.path_of_key(root, key)
+    return paths.escape_for_display(key if path is None else path.display)
+
+
+def purge(
+    store: AdminStore, prefix: str, agent_id: str, pool: Pool, tracker: Tracker, versions: list[Version] | None = None
+) -> PurgeReport:
+    """Delete every version under the agent's prefix. `versions` is a listing already made (e.g. to confirm)."""
+    root = agent_prefix(prefix, agent_id)
+    report = PurgeReport()
+    pending = list_versions(store, root) if versions is None else versions
+    for _ in range(ROUNDS):
+        if not pending or report.problems:
+            break  # done, or S3 refused something that deleting again would only repeat
+        tracker.start(len(pending))
+        batches = [pending[i : i + DELETE_BATCH] for i in range(0, len(pending), DELETE_BATCH)]
+        for batch, future in pool.completed(store.delete_versions, batches):
+            try:
+                failed = future.result()
+            except StorageError as err:
+                failed = dict.fromkeys(batch, err.code)
+            for version in batch:
+                if version in failed:
+                    why = f"version {version.version_id} not deleted ({failed[version]})"
+                    report.problems.append(Problem(agent_id, display(root, version.key), why))
+                else:
+                    report.deleted.append(version)
+                tracker.advance(version.size)
+        pending = list_versions(store, root)
+    report.remaining = len(pending)
+    report.deleted.sort(key=lambda v: (v.key, v.delete_marker, v.version_id))
+    report.problems.sort()
+    return report
