@@ -85,7 +85,8 @@ def measure() -> list[Row]:
 
         text = "".join(f"line {i}\n" for i in range(20))
         run("create /memories/a.md", 3, {"command": "create", "path": "/memories/a.md", "file_text": text})
-        run("create in a new dir (depth 2)", 3, {"command": "create", "path": "/memories/notes/b.md", "file_text": text})
+        run("create in a new dir (depth 2)", 3,
+            {"command": "create", "path": "/memories/notes/b.md", "file_text": text})  # fmt: skip
         run("create in an existing dir (depth 2)", 3,
             {"command": "create", "path": "/memories/notes/c.md", "file_text": text})  # fmt: skip
         run("create in a new dir (depth 3)", None,

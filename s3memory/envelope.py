@@ -98,10 +98,14 @@ def _b64(data: bytes) -> str:
 
 
 def _unb64(text: str) -> bytes:
+    """Strict base64: only the canonical encoding (what `_b64` writes) is accepted, so the header is not malleable."""
     try:
-        return base64.b64decode(text.encode("ascii"), validate=True)
+        data = base64.b64decode(text.encode("ascii"), validate=True)
     except (binascii.Error, UnicodeError, ValueError):
         raise IntegrityError() from None
+    if _b64(data) != text:  # excess padding ("QUJD=") or non-zero pad bits ("QR==")
+        raise IntegrityError()
+    return data
 
 
 def associated_data(agent_id: str, path: str) -> bytes:

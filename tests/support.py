@@ -6,6 +6,7 @@ import collections
 import threading
 from typing import Any
 
+import pytest
 from anthropic.lib.tools import ToolError
 
 BUCKET = "s3memory-test-bucket"
@@ -22,12 +23,11 @@ def ok(tool: Any, **command: Any) -> str:
 
 def err(tool: Any, **command: Any) -> str:
     """Run a command that must fail with ToolError; return the error text."""
-    try:
-        result = tool.call(command)
-    except ToolError as exc:
-        assert isinstance(exc.content, str)
-        return exc.content
-    raise AssertionError(f"expected ToolError, got success: {result!r}")
+    with pytest.raises(ToolError) as caught:
+        tool.call(command)
+    content = caught.value.content
+    assert isinstance(content, str)
+    return content
 
 
 class CallCounter:

@@ -24,7 +24,7 @@ EXPECTED_S3 = {
     "insert": 2,
     "rename a file": 5,
     "delete a file": 2,
-    # list, HEAD destination, intent PUT, 2×(GET + PUT), DeleteObjects, intent DELETE
+    # list, HEAD destination, intent PUT, 2 x (GET + PUT), DeleteObjects, intent DELETE
     "rename a directory of 2 files": 11,
     # HEAD, list, intent PUT, DeleteObjects, intent DELETE
     "delete a directory of 2 files": 5,

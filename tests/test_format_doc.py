@@ -37,13 +37,14 @@ PLAINTEXT = b"known answer\n"
 
 
 def test_vector_inputs_read_from_the_document():
-    assert DK == bytes(range(32))
-    assert SALT == bytes(range(32, 64))
+    assert bytes(range(32)) == DK
+    assert bytes(range(32, 64)) == SALT
     assert (AGENT, PATH) == ("agent-42", "/memories/notes/kat.md")
 
 
 def test_decrypt_with_raw_primitives_as_the_document_describes():
-    aad = b"s3memory" + struct.pack(">BH", 1, len(AGENT)) + AGENT.encode() + struct.pack(">I", len(PATH)) + PATH.encode()
+    agent, path = AGENT.encode(), PATH.encode()
+    aad = b"s3memory" + struct.pack(">BH", 1, len(agent)) + agent + struct.pack(">I", len(path)) + path
     assert aad.hex() == vector("AAD")
     k = hkdf(DK, SALT, b"s3memory/v1/key", 32)
     n = hkdf(DK, SALT, b"s3memory/v1/nonce", 12)

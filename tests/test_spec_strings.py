@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+from anthropic.lib.tools import ToolError
+
 from s3memory import Limits
 from s3memory.paths import MemoryPath
 from tests.support import BUCKET, err, ok
@@ -773,14 +776,9 @@ def test_unknown_command(tool, counter):
 
 def test_missing_command(tool, counter):
     counter.reset()
-    from anthropic.lib.tools import ToolError
-
-    try:
+    with pytest.raises(ToolError) as caught:
         tool.call({"path": "/memories"})
-    except ToolError as exc:
-        assert exc.content == (
-            "Error: Missing `command` parameter; use one of: view, create, str_replace, insert, delete, rename"
-        )
-    else:
-        raise AssertionError("expected ToolError")
+    assert caught.value.content == (
+        "Error: Missing `command` parameter; use one of: view, create, str_replace, insert, delete, rename"
+    )
     assert counter.calls == []

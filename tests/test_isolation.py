@@ -1,0 +1,384 @@
+"""Tampering is detected, and agents never see or touch each other's files.
+
+The tamper matrix changes stored objects with raw boto3 on the moto bucket and runs the
+commands that read them, once with LocalKeys and once with KmsKeys.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from anthropic.lib.tools import ToolError
+
+from s3memory import Limits, LocalKeys
+from tests.support import BUCKET, err, ok
+
+NOTES = "/memories/notes.md"
+NOTES_KEY = "agents/agent-42/notes.md"
+OTHER_KEY = "agents/agent-42/other.md"
+NOTES_TEXT = "Buy milk\nCall Ann about the Q3 report\n"
+OTHER_TEXT = "Other notes\nFix the bike on Saturday!\n"  # as long as NOTES_TEXT
+
+
+def integrity(display: str) -> str:
+    return f"Error: The file {display} failed its integrity check and cannot be read"
+
+
+def outcome(tool: Any, **command: Any) -> str:
+    """The ToolError text of a command, or "succeeded: ..." (so a loop can list every wrong answer)."""
+    try:
+        return "succeeded: " + str(tool.call(command))
+    except ToolError as exc:
+        return str(exc.content)
+
+
+def snapshot(s3: Any, key: str) -> tuple[bytes, dict[str, str], str]:
+    obj = s3.get_object(Bucket=BUCKET, Key=key)
+    return obj["Body"].read(), obj["Metadata"], obj["ETag"]
+
+
+def put_raw(s3: Any, key: str, body: bytes, metadata: dict[str, str]) -> None:
+    s3.put_object(Bucket=BUCKET, Key=key, Body=body, Metadata=metadata)
+
+
+def all_keys(s3: Any) -> list[str]:
+    return [o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET).get("Contents", [])]
+
+
+def state(s3: Any) -> list[tuple[str, str, dict[str, str]]]:
+    """Every object's key, ETag (MD5 of the body) and metadata."""
+    contents = s3.list_objects_v2(Bucket=BUCKET).get("Contents", [])
+    return [(o["Key"], o["ETag"], s3.head_object(Bucket=BUCKET, Key=o["Key"])["Metadata"]) for o in contents]
+
+
+def flip(data: bytes, index: int) -> bytes:
+    out = bytearray(data)
+    out[index] ^= 0x01
+    return bytes(out)
+
+
+def flip_b64(text: str, index: int) -> str:
+    return base64.b64encode(flip(base64.b64decode(text), index)).decode("ascii")
+
+
+@dataclass
+class Ctx:
+    s3: Any
+    make_tool: Callable[..., Any]
+    use_kms: bool
+    writer: Any  # the tool that wrote the objects (its key cache is warm)
+    other_window_meta: dict[str, str]  # metadata of an object of agent-42 under another data key
+    originals: dict[str, tuple[bytes, dict[str, str]]]
+
+    def restore(self) -> None:
+        """Put the bucket back exactly as the fixture left it (same bytes, so the same ETags)."""
+        for key in all_keys(self.s3):
+            if key not in self.originals:
+                self.s3.delete_object(Bucket=BUCKET, Key=key)
+        for key, (body, meta) in self.originals.items():
+            put_raw(self.s3, key, body, meta)
+
+
+# Each tamper changes stored objects and returns (agent id, path) of the file that must now fail.
+Tamper = Callable[[Ctx], tuple[str, str]]
+
+
+def _body(change: Callable[[bytes], bytes]) -> Tamper:
+    def tamper(ctx: Ctx) -> tuple[str, str]:
+        body, meta, _ = snapshot(ctx.s3, NOTES_KEY)
+        put_raw(ctx.s3, NOTES_KEY, change(body), meta)
+        return "agent-42", NOTES
+
+    return tamper
+
+
+def _meta(change: Callable[[Ctx, dict[str, str]], dict[str, str]]) -> Tamper:
+    def tamper(ctx: Ctx) -> tuple[str, str]:
+        body, meta, _ = snapshot(ctx.s3, NOTES_KEY)
+        put_raw(ctx.s3, NOTES_KEY, body, change(ctx, dict(meta)))
+        return "agent-42", NOTES
+
+    return tamper
+
+
+def _drop(name: str) -> Tamper:
+    return _meta(lambda _ctx, m: {k: v for k, v in m.items() if k != name})
+
+
+def _set(name: str, value: Callable[[Ctx, dict[str, str]], str]) -> Tamper:
+    return _meta(lambda ctx, m: {**m, name: value(ctx, m)})
+
+
+def _other_provider(ctx: Ctx, _meta: dict[str, str]) -> str:
+    return "local-0000000000000000" if ctx.use_kms else "aws-kms"
+
+
+def _swap_bodies(ctx: Ctx) -> tuple[str, str]:
+    body1, meta1, _ = snapshot(ctx.s3, NOTES_KEY)
+    body2, meta2, _ = snapshot(ctx.s3, OTHER_KEY)
+    assert len(body1) == len(body2)
+    put_raw(ctx.s3, NOTES_KEY, body2, meta1)
+    put_raw(ctx.s3, OTHER_KEY, body1, meta2)
+    return "agent-42", NOTES
+
+
+def _swap_objects(ctx: Ctx) -> tuple[str, str]:
+    body1, meta1, _ = snapshot(ctx.s3, NOTES_KEY)
+    body2, meta2, _ = snapshot(ctx.s3, OTHER_KEY)
+    put_raw(ctx.s3, NOTES_KEY, body2, meta2)
+    put_raw(ctx.s3, OTHER_KEY, body1, meta1)
+    return "agent-42", NOTES
+
+
+def _copy_within_agent(ctx: Ctx) -> tuple[str, str]:
+    source = {"Bucket": BUCKET, "Key": NOTES_KEY}
+    ctx.s3.copy_object(Bucket=BUCKET, Key="agents/agent-42/projects/copy.md", CopySource=source)
+    return "agent-42", "/memories/projects/copy.md"
+
+
+def _copy_to_other_agent(ctx: Ctx) -> tuple[str, str]:
+    ctx.s3.copy_object(Bucket=BUCKET, Key="agents/agent-b/notes.md", CopySource={"Bucket": BUCKET, "Key": NOTES_KEY})
+    return "agent-b", NOTES
+
+
+def _overwrite_with_other_path(ctx: Ctx) -> tuple[str, str]:
+    ctx.s3.copy_object(Bucket=BUCKET, Key=NOTES_KEY, CopySource={"Bucket": BUCKET, "Key": OTHER_KEY})
+    return "agent-42", NOTES
+
+
+TAMPERS: dict[str, Tamper] = {
+    "body-flip-first": _body(lambda b: flip(b, 0)),
+    "body-flip-middle": _body(lambda b: flip(b, len(b) // 2)),
+    "body-flip-tag": _body(lambda b: flip(b, -1)),
+    "body-truncate-1": _body(lambda b: b[:-1]),
+    "body-truncate-to-tag": _body(lambda b: b[-16:]),
+    "body-truncate-15": _body(lambda b: b[:15]),
+    "body-empty": _body(lambda b: b""),
+    "body-append": _body(lambda b: b + b"\x00"),
+    "drop-s3m-v": _drop("s3m-v"),
+    "drop-s3m-kp": _drop("s3m-kp"),
+    "drop-s3m-wk": _drop("s3m-wk"),
+    "drop-s3m-salt": _drop("s3m-salt"),
+    "drop-s3m-cm": _drop("s3m-cm"),
+    "drop-all-metadata": _meta(lambda _c, _m: {}),
+    "alter-s3m-v": _set("s3m-v", lambda _c, _m: "2"),
+    "alter-s3m-kp": _set("s3m-kp", _other_provider),
+    "alter-s3m-wk-flip": _set("s3m-wk", lambda _c, m: flip_b64(m["s3m-wk"], -1)),
+    "alter-s3m-wk-other-window": _set("s3m-wk", lambda c, _m: c.other_window_meta["s3m-wk"]),
+    "alter-s3m-salt": _set("s3m-salt", lambda _c, m: flip_b64(m["s3m-salt"], 0)),
+    "alter-s3m-cm": _set("s3m-cm", lambda _c, m: flip_b64(m["s3m-cm"], 31)),
+    "alter-header-from-other-window": _meta(lambda c, _m: dict(c.other_window_meta)),
+    "extra-s3m-entry": _set("s3m-extra", lambda _c, _m: "1"),
+    "swap-bodies": _swap_bodies,
+    "swap-objects": _swap_objects,
+    "copy-to-another-path": _copy_within_agent,
+    "overwrite-with-another-path": _overwrite_with_other_path,
+    "copy-to-another-agent": _copy_to_other_agent,
+}
+
+
+@pytest.fixture(params=[False, True], ids=["local", "kms"])
+def ctx(request: pytest.FixtureRequest, s3: Any, make_tool: Callable[..., Any]) -> Ctx:
+    use_kms = bool(request.param)
+    writer = make_tool(use_kms=use_kms)
+    ok(writer, command="create", path=NOTES, file_text=NOTES_TEXT)
+    ok(writer, command="create", path="/memories/other.md", file_text=OTHER_TEXT)
+    # A second key provider instance holds another data key for the same agent.
+    ok(make_tool(use_kms=use_kms), command="create", path="/memories/window2.md", file_text=NOTES_TEXT)
+    other_meta = snapshot(s3, "agents/agent-42/window2.md")[1]
+    assert other_meta["s3m-wk"] != snapshot(s3, NOTES_KEY)[1]["s3m-wk"]
+    originals = {key: snapshot(s3, key)[:2] for key in all_keys(s3)}
+    return Ctx(s3, make_tool, use_kms, writer, other_meta, originals)
+
+
+def test_untampered_control(ctx: Ctx) -> None:
+    """Rewriting an object byte for byte with raw boto3 keeps it readable: the harness itself breaks nothing."""
+    body, meta, _ = snapshot(ctx.s3, NOTES_KEY)
+    put_raw(ctx.s3, NOTES_KEY, body, meta)
+    tool = ctx.make_tool(use_kms=ctx.use_kms)
+    assert ok(tool, command="view", path=NOTES) == (
+        "Here's the content of /memories/notes.md with line numbers:\n"
+        "     1\tBuy milk\n"
+        "     2\tCall Ann about the Q3 report"
+    )
+
+
+def test_tampered_objects_are_never_returned_or_edited(ctx: Ctx) -> None:
+    """Every tamper in TAMPERS, one after the other on a restored bucket; all failures are listed at the end."""
+    wrong: list[tuple[str, object]] = []
+    for name, tamper in TAMPERS.items():
+        ctx.restore()
+        agent, display = tamper(ctx)
+        before = state(ctx.s3)
+        fresh = ctx.make_tool(agent, use_kms=ctx.use_kms)  # an empty key cache
+        tools = [fresh, ctx.writer] if agent == "agent-42" else [fresh]  # and the writer's warm one
+        for tool in tools:
+            got = [
+                outcome(tool, command="view", path=display),
+                outcome(tool, command="view", path=display, view_range=[1, 1]),
+                outcome(tool, command="str_replace", path=display, old_str="Buy", new_str="Sell"),
+                outcome(tool, command="str_replace", path=display, old_str="Other", new_str="x"),
+                outcome(tool, command="insert", path=display, insert_line=0, insert_text="x"),
+                outcome(tool, command="rename", old_path=display, new_path="/memories/moved.md"),
+            ]
+            if got != [integrity(display)] * 6:
+                wrong.append((name, got))
+        if state(ctx.s3) != before:
+            wrong.append((name, "the failed commands changed the bucket"))
+    assert sorted({name for name, _ in wrong}) == []  # the tampers that got through, by name
+    assert wrong == []
+    assert len(TAMPERS) == 27
+
+
+def test_swapped_bodies_fail_on_both_paths(ctx: Ctx) -> None:
+    _swap_bodies(ctx)
+    tool = ctx.make_tool(use_kms=ctx.use_kms)
+    assert err(tool, command="view", path=NOTES) == integrity(NOTES)
+    assert err(tool, command="view", path="/memories/other.md") == integrity("/memories/other.md")
+    assert ok(tool, command="view", path="/memories/window2.md").endswith("2\tCall Ann about the Q3 report")
+
+
+def test_copy_leaves_the_source_readable(ctx: Ctx) -> None:
+    _copy_within_agent(ctx)
+    _copy_to_other_agent(ctx)
+    tool = ctx.make_tool(use_kms=ctx.use_kms)
+    assert ok(tool, command="view", path=NOTES).endswith("2\tCall Ann about the Q3 report")
+
+
+def test_tampered_file_can_still_be_deleted(ctx: Ctx) -> None:
+    TAMPERS["body-flip-tag"](ctx)
+    tool = ctx.make_tool(use_kms=ctx.use_kms)
+    assert ok(tool, command="delete", path=NOTES) == "Successfully deleted /memories/notes.md"
+    assert NOTES_KEY not in all_keys(ctx.s3)
+
+
+def test_object_written_under_another_local_master_key(s3: Any, make_tool: Callable[..., Any]) -> None:
+    ok(make_tool(), command="create", path=NOTES, file_text=NOTES_TEXT)
+    stranger = make_tool(keys=LocalKeys(bytes(32)))
+    assert err(stranger, command="view", path=NOTES) == integrity(NOTES)
+
+
+# --- isolation between agents whose ids share a prefix ---------------------------------
+
+ANN2_FILES = {
+    "/memories/secret.md": "ann2's secret\n",
+    "/memories/d/x.md": "ann2 x\n",
+    "/memories/d/sub/y.md": "ann2 y\n",
+    "/memories/only2/z.md": "ann2 z\n",
+}
+
+
+@pytest.fixture(params=["agents/", ""], ids=["prefix", "no-prefix"])
+def pair(request: pytest.FixtureRequest, s3: Any, make_tool: Callable[..., Any]) -> tuple[Any, Any, str]:
+    prefix = str(request.param)
+    ann2 = make_tool("ann2", prefix=prefix)
+    for path, text in ANN2_FILES.items():
+        ok(ann2, command="create", path=path, file_text=text)
+    ann = make_tool("ann", prefix=prefix)
+    ok(ann, command="create", path="/memories/d/a.md", file_text="ann a\n")
+    ok(ann, command="create", path="/memories/mine.md", file_text="ann mine\n")
+    return ann, ann2, prefix
+
+
+def ann2_state(s3: Any, prefix: str) -> list[tuple[str, str]]:
+    contents = s3.list_objects_v2(Bucket=BUCKET, Prefix=f"{prefix}ann2/").get("Contents", [])
+    return [(o["Key"], o["ETag"]) for o in contents]
+
+
+def test_views_show_only_own_files(pair: tuple[Any, Any, str]) -> None:
+    ann, _, _ = pair
+    assert ok(ann, command="view", path="/memories") == (
+        "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\n"
+        "4.0K\t/memories\n"
+        "4.0K\t/memories/d/\n"
+        "6B\t/memories/d/a.md\n"
+        "9B\t/memories/mine.md"
+    )
+    assert ok(ann, command="view", path="/memories/d") == (
+        "Here're the files and directories up to 2 levels deep in /memories/d, "
+        "excluding hidden items and node_modules:\n"
+        "4.0K\t/memories/d\n"
+        "6B\t/memories/d/a.md"
+    )
+
+
+def test_other_agents_files_do_not_exist(pair: tuple[Any, Any, str], s3: Any) -> None:
+    ann, _, prefix = pair
+    before = ann2_state(s3, prefix)
+    for path in ("/memories/secret.md", "/memories/only2", "/memories/only2/z.md", "/memories/d/sub/y.md"):
+        assert err(ann, command="view", path=path) == f"The path {path} does not exist. Please provide a valid path."
+        assert err(ann, command="delete", path=path) == f"Error: The path {path} does not exist"
+        assert err(ann, command="rename", old_path=path, new_path="/memories/stolen") == (
+            f"Error: The path {path} does not exist"
+        )
+    for path in ("/memories/secret.md", "/memories/only2/z.md"):
+        assert err(ann, command="str_replace", path=path, old_str="ann2", new_str="x") == (
+            f"Error: The path {path} does not exist. Please provide a valid path."
+        )
+        assert err(ann, command="insert", path=path, insert_line=0, insert_text="x") == (
+            f"Error: The path {path} does not exist"
+        )
+    assert err(ann, command="view", path="/memories/../ann2/secret.md") == (
+        "Error: Invalid path /memories/../ann2/secret.md: it contains '..'"
+    )
+    assert ann2_state(s3, prefix) == before
+
+
+def test_same_names_are_separate_files(pair: tuple[Any, Any, str], s3: Any) -> None:
+    ann, ann2, prefix = pair
+    before = ann2_state(s3, prefix)
+    assert ok(ann, command="create", path="/memories/secret.md", file_text="ann's own\n") == (
+        "File created successfully at: /memories/secret.md"
+    )
+    assert ok(ann, command="rename", old_path="/memories/mine.md", new_path="/memories/only2/z.md") == (
+        "Successfully renamed /memories/mine.md to /memories/only2/z.md"
+    )
+    assert ok(ann, command="view", path="/memories/secret.md").endswith("1\tann's own")
+    assert ok(ann2, command="view", path="/memories/secret.md").endswith("1\tann2's secret")
+    assert ok(ann2, command="view", path="/memories/only2/z.md").endswith("1\tann2 z")
+    assert ann2_state(s3, prefix) == before
+
+
+def test_recursive_delete_and_rename_leave_the_other_agent_alone(pair: tuple[Any, Any, str], s3: Any) -> None:
+    ann, ann2, prefix = pair
+    before = ann2_state(s3, prefix)
+    assert [k for k, _ in before] == [
+        f"{prefix}ann2/d/sub/y.md",
+        f"{prefix}ann2/d/x.md",
+        f"{prefix}ann2/only2/z.md",
+        f"{prefix}ann2/secret.md",
+    ]
+    ok(ann, command="create", path="/memories/d/deep/b.md", file_text="ann b\n")
+    assert ok(ann, command="rename", old_path="/memories/d", new_path="/memories/e") == (
+        "Successfully renamed /memories/d to /memories/e"
+    )
+    assert ann2_state(s3, prefix) == before
+    assert ok(ann, command="delete", path="/memories/e") == "Successfully deleted /memories/e"
+    assert ok(ann, command="delete", path="/memories/mine.md") == "Successfully deleted /memories/mine.md"
+    assert ann2_state(s3, prefix) == before
+    keys = [o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET).get("Contents", [])]
+    assert keys == [k for k, _ in before]
+    # ann2 still reads everything.
+    for path, text in ANN2_FILES.items():
+        assert ok(ann2, command="view", path=path).endswith("1\t" + text.rstrip("\n"))
+
+
+def test_quota_counts_only_own_files(s3: Any, make_tool: Callable[..., Any]) -> None:
+    ann2 = make_tool("ann2")
+    for i in range(5):
+        ok(ann2, command="create", path=f"/memories/f{i}.md", file_text="x" * 100)
+    ann = make_tool("ann", limits=Limits(max_agent_files=2, max_agent_bytes=250))
+    ok(ann, command="create", path="/memories/a.md", file_text="y" * 100)
+    ok(ann, command="create", path="/memories/b.md", file_text="y" * 100)
+    assert err(ann, command="create", path="/memories/c.md", file_text="y") == (
+        "Error: Cannot create /memories/c.md: this memory already holds 2 files, the limit is 2. "
+        "Delete or merge files first. Nothing was changed."
+    )
+    assert err(ann, command="str_replace", path="/memories/a.md", old_str="y" * 100, new_str="z" * 151) == (
+        "Error: Cannot write /memories/a.md: memory would hold 251 bytes, over the limit of "
+        "250 bytes for this agent. Delete or shorten files first. Nothing was changed."
+    )

@@ -1,0 +1,442 @@
+"""Data-key providers and their caches: KMS calls per workload, rotation, bounds, KMS failures."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError, EndpointConnectionError
+from moto.core.exceptions import JsonRESTError
+from moto.kms.models import KmsBackend
+
+from s3memory import KmsKeys, LocalKeys
+from s3memory.errors import IntegrityError
+from tests.support import BUCKET, LOCAL_KEY, CallCounter, err, ok
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def kms_ops(counter: CallCounter) -> dict[str, int]:
+    return {op: n for op, n in counter.by_op().items() if op.startswith("kms:")}
+
+
+def wrapped_key_of(s3: Any, key: str) -> str:
+    return str(s3.head_object(Bucket=BUCKET, Key=key)["Metadata"]["s3m-wk"])
+
+
+@pytest.fixture
+def kms_keys(kms: Any, kms_key: str) -> Callable[..., KmsKeys]:
+    """kms_keys(**cache_limits) → a fresh KmsKeys (empty caches) on the moto KMS client."""
+
+    def factory(**cache: Any) -> KmsKeys:
+        return KmsKeys(kms_key, kms_client=kms, **cache)
+
+    return factory
+
+
+# --- KMS calls per workload ----------------------------------------------------------------
+
+
+def test_kms_calls_for_40_creates_and_40_views(make_tool: Callable[..., Any], counter: CallCounter) -> None:
+    tool = make_tool(use_kms=True)
+    counter.reset()
+    for i in range(40):
+        ok(tool, command="create", path=f"/memories/f{i:02}.md", file_text=f"file {i}\n")
+    for i in range(40):
+        assert ok(tool, command="view", path=f"/memories/f{i:02}.md").endswith(f"1\tfile {i}")
+    # One data key for the whole window; every view is opened from the key the process generated.
+    assert kms_ops(counter) == {"kms:GenerateDataKey": 1}
+    assert counter.count("kms") <= 4
+
+
+def test_fresh_reader_unwraps_a_window_once(
+    make_tool: Callable[..., Any], kms_keys: Callable[..., KmsKeys], counter: CallCounter
+) -> None:
+    writer = make_tool(use_kms=True)
+    for i in range(30):
+        ok(writer, command="create", path=f"/memories/n/{i:02}.md", file_text=f"note {i}\n")
+    assert kms_ops(counter) == {"kms:GenerateDataKey": 1}
+    counter.reset()
+    reader = make_tool(keys=kms_keys())
+    for i in range(30):
+        assert ok(reader, command="view", path=f"/memories/n/{i:02}.md").endswith(f"1\tnote {i}")
+    assert kms_ops(counter) == {"kms:Decrypt": 1}
+    assert counter.by_op()["s3:GetObject"] == 30
+
+
+# --- rotation ------------------------------------------------------------------------------
+
+
+def test_data_key_rotates_after_max_key_uses(
+    make_tool: Callable[..., Any], kms_keys: Callable[..., KmsKeys], counter: CallCounter, s3: Any
+) -> None:
+    tool = make_tool(keys=kms_keys(max_key_uses=3))
+    counter.reset()
+    for i in range(7):
+        ok(tool, command="create", path=f"/memories/f{i}.md", file_text="x")
+    assert kms_ops(counter) == {"kms:GenerateDataKey": 3}
+    wrapped = [wrapped_key_of(s3, f"agents/agent-42/f{i}.md") for i in range(7)]
+    assert len(set(wrapped[0:3])) == 1
+    assert len(set(wrapped[3:6])) == 1
+    assert len({wrapped[0], wrapped[3], wrapped[6]}) == 3
+    # Every rotated key still opens its own objects.
+    counter.reset()
+    reader = make_tool(keys=kms_keys())
+    for i in range(7):
+        assert ok(reader, command="view", path=f"/memories/f{i}.md").endswith("1\tx")
+    assert kms_ops(counter) == {"kms:Decrypt": 3}
+
+
+def test_data_key_rotates_after_max_key_age(
+    make_tool: Callable[..., Any], kms_keys: Callable[..., KmsKeys], counter: CallCounter, s3: Any
+) -> None:
+    clock = Clock()
+    tool = make_tool(keys=kms_keys(max_key_age=60.0, clock=clock))
+    counter.reset()
+    ok(tool, command="create", path="/memories/a.md", file_text="a")
+    clock.now += 59.9
+    ok(tool, command="create", path="/memories/b.md", file_text="b")
+    assert kms_ops(counter) == {"kms:GenerateDataKey": 1}
+    clock.now += 0.1  # exactly max_key_age after the key was made
+    ok(tool, command="create", path="/memories/c.md", file_text="c")
+    clock.now += 30
+    ok(tool, command="create", path="/memories/d.md", file_text="d")
+    assert kms_ops(counter) == {"kms:GenerateDataKey": 2}
+    a, b, c, d = (wrapped_key_of(s3, f"agents/agent-42/{n}.md") for n in "abcd")
+    assert a == b
+    assert c == d
+    assert a != c
+
+
+def test_unwrapped_keys_expire_after_cache_ttl(
+    make_tool: Callable[..., Any], kms_keys: Callable[..., KmsKeys], counter: CallCounter
+) -> None:
+    ok(make_tool(use_kms=True), command="create", path="/memories/a.md", file_text="a")
+    clock = Clock()
+    reader = make_tool(keys=kms_keys(cache_ttl=10.0, clock=clock))
+    counter.reset()
+    ok(reader, command="view", path="/memories/a.md")
+    clock.now += 9.9
+    ok(reader, command="view", path="/memories/a.md")
+    assert kms_ops(counter) == {"kms:Decrypt": 1}
+    clock.now += 0.1
+    ok(reader, command="view", path="/memories/a.md")
+    assert kms_ops(counter) == {"kms:Decrypt": 2}
+
+
+def test_local_keys_rotate_the_same_way() -> None:
+    clock = Clock()
+    keys = LocalKeys(LOCAL_KEY, max_key_uses=2, max_key_age=5.0, clock=clock)
+    k1, k2, k3 = (keys.data_key("a") for _ in range(3))
+    assert k1 is k2
+    assert k3 is not k1
+    assert k3.plaintext != k1.plaintext
+    clock.now += 5.0
+    k4 = keys.data_key("a")
+    assert k4.plaintext != k3.plaintext
+    # Agents never share a data key, and a key unwraps only for its own agent.
+    kb = keys.data_key("b")
+    assert kb.plaintext != k4.plaintext
+    assert keys.unwrap("a", keys.provider_id, k1.wrapped) == k1.plaintext
+    assert LocalKeys(LOCAL_KEY).unwrap("a", keys.provider_id, k1.wrapped) == k1.plaintext
+    with pytest.raises(IntegrityError):
+        LocalKeys(LOCAL_KEY).unwrap("b", keys.provider_id, k1.wrapped)
+    with pytest.raises(IntegrityError):
+        keys.unwrap("a", "aws-kms", k1.wrapped)
+
+
+@pytest.mark.parametrize(
+    "limits",
+    [{"max_key_age": 0}, {"max_key_uses": 0}, {"cache_size": 0}, {"cache_ttl": -1.0}],
+)
+def test_cache_limits_must_be_positive(limits: dict[str, float]) -> None:
+    with pytest.raises(ValueError, match="key cache limits must be positive"):
+        LocalKeys(LOCAL_KEY, **limits)
+
+
+def test_key_providers_do_not_show_key_material() -> None:
+    keys = LocalKeys(LOCAL_KEY)
+    data_key = keys.data_key("a")
+    shown = repr(keys) + repr(data_key)
+    assert LOCAL_KEY.hex() not in shown
+    assert data_key.plaintext.hex() not in shown
+    assert repr(LOCAL_KEY) not in shown
+    assert repr(data_key.plaintext) not in shown
+    assert repr(keys) == f"LocalKeys(provider_id='{keys.provider_id}')"
+
+
+# --- the unwrap cache: bounded, keyed by agent -------------------------------------------
+
+
+def test_unwrap_cache_is_bounded_lru(
+    make_tool: Callable[..., Any], kms_keys: Callable[..., KmsKeys], counter: CallCounter
+) -> None:
+    writer = make_tool(keys=kms_keys(max_key_uses=1))  # three files, three data keys
+    for name in ("f1", "f2", "f3"):
+        ok(writer, command="create", path=f"/memories/{name}.md", file_text=name)
+    reader = make_tool(keys=kms_keys(cache_size=2))
+
+    def decrypts_for(*names: str) -> int:
+        counter.reset()
+        for name in names:
+            assert ok(reader, command="view", path=f"/memories/{name}.md").endswith(f"1\t{name}")
+        return counter.by_op().get("kms:Decrypt", 0)
+
+    assert decrypts_for("f1", "f2", "f3") == 3  # cache: f2, f3 (f1 evicted)
+    assert decrypts_for("f3", "f2") == 0  # both cached; f3 is now the least recent
+    assert decrypts_for("f1") == 1  # evicts f3
+    assert decrypts_for("f2", "f1") == 0
+    assert decrypts_for("f3") == 1
+
+
+def test_generated_keys_count_against_the_cache_bound(
+    make_tool: Callable[..., Any], kms_keys: Callable[..., KmsKeys], counter: CallCounter
+) -> None:
+    """A writer remembers the keys it generated in the same bounded cache."""
+    tool = make_tool(keys=kms_keys(max_key_uses=1, cache_size=2))
+    for name in ("f1", "f2", "f3"):
+        ok(tool, command="create", path=f"/memories/{name}.md", file_text=name)
+    counter.reset()
+    for name in ("f3", "f2"):
+        ok(tool, command="view", path=f"/memories/{name}.md")
+    assert kms_ops(counter) == {}
+    ok(tool, command="view", path="/memories/f1.md")
+    assert kms_ops(counter) == {"kms:Decrypt": 1}
+
+
+def test_unwrap_cache_is_keyed_by_agent(
+    make_tool: Callable[..., Any], kms_keys: Callable[..., KmsKeys], counter: CallCounter, s3: Any, kms: Any
+) -> None:
+    """One KmsKeys shared by two agents: agent-b never gets agent-42's key out of the cache."""
+    shared = kms_keys()
+    a = make_tool("agent-42", keys=shared)
+    b = make_tool("agent-b", keys=shared)
+    ok(a, command="create", path="/memories/n.md", file_text="for a only")
+    s3.copy_object(
+        Bucket=BUCKET, Key="agents/agent-b/n.md", CopySource={"Bucket": BUCKET, "Key": "agents/agent-42/n.md"}
+    )
+    contexts: list[dict[str, str]] = []
+    kms.meta.events.register(
+        "before-call.kms.Decrypt", lambda params, **_: contexts.append(json.loads(params["body"])["EncryptionContext"])
+    )
+    counter.reset()
+    assert err(b, command="view", path="/memories/n.md") == (
+        "Error: The file /memories/n.md failed its integrity check and cannot be read"
+    )
+    # The cached key of agent-42 was not used: KMS was asked, with agent-b's context, and refused.
+    assert kms_ops(counter) == {"kms:Decrypt": 1}
+    assert contexts == [{"s3memory:agent": "agent-b"}]
+    counter.reset()
+    assert ok(a, command="view", path="/memories/n.md").endswith("1\tfor a only")
+    assert kms_ops(counter) == {}
+
+
+# --- what KMS is asked -----------------------------------------------------------------------
+
+
+def test_generate_data_key_request(
+    make_tool: Callable[..., Any], kms_keys: Callable[..., KmsKeys], kms: Any, kms_key: str
+) -> None:
+    sent: list[dict[str, Any]] = []
+    kms.meta.events.register(
+        "before-call.kms.GenerateDataKey", lambda params, **_: sent.append(json.loads(params["body"]))
+    )
+    shared = kms_keys()
+    ok(make_tool("agent-42", keys=shared), command="create", path="/memories/a.md", file_text="a")
+    ok(make_tool("ann.2_x", keys=shared), command="create", path="/memories/a.md", file_text="a")
+    assert sent == [
+        {"KeyId": kms_key, "KeySpec": "AES_256", "EncryptionContext": {"s3memory:agent": "agent-42"}},
+        {"KeyId": kms_key, "KeySpec": "AES_256", "EncryptionContext": {"s3memory:agent": "ann.2_x"}},
+    ]
+
+
+def test_decrypt_request(make_tool: Callable[..., Any], kms_keys: Callable[..., KmsKeys], kms: Any, s3: Any) -> None:
+    ok(make_tool(use_kms=True), command="create", path="/memories/a.md", file_text="a")
+    sent: list[dict[str, Any]] = []
+    kms.meta.events.register("before-call.kms.Decrypt", lambda params, **_: sent.append(json.loads(params["body"])))
+    ok(make_tool(keys=kms_keys()), command="view", path="/memories/a.md")
+    assert sent == [
+        {
+            "CiphertextBlob": wrapped_key_of(s3, "agents/agent-42/a.md"),  # base64 on the wire, as in the header
+            "EncryptionContext": {"s3memory:agent": "agent-42"},
+        }
+    ]
+
+
+# --- KMS failures ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def kms_enforces_key_state(monkeypatch: pytest.MonkeyPatch) -> None:
+    """moto accepts GenerateDataKey and Decrypt with a disabled key; real KMS answers DisabledException.
+
+    This teaches the fake that one rule (with KMS's message, which names the key ARN); the
+    requests still go through botocore and moto's HTTP layer unchanged.
+    """
+
+    def check(backend: KmsBackend, key_id: str) -> None:
+        key = backend.keys[backend.any_id_to_key_id(key_id)]
+        if key.key_state == "Disabled":
+            raise JsonRESTError("DisabledException", f"{key.arn} is disabled.")
+
+    original_generate = KmsBackend.generate_data_key
+    original_decrypt = KmsBackend.decrypt
+
+    def generate_data_key(self: KmsBackend, key_id: str, *args: Any, **kwargs: Any) -> Any:
+        check(self, key_id)
+        return original_generate(self, key_id, *args, **kwargs)
+
+    def decrypt(self: KmsBackend, ciphertext_blob: bytes, *args: Any, **kwargs: Any) -> Any:
+        check(self, ciphertext_blob[:36].decode("utf-8"))  # moto's blob starts with the key id
+        return original_decrypt(self, ciphertext_blob, *args, **kwargs)
+
+    monkeypatch.setattr(KmsBackend, "generate_data_key", generate_data_key)
+    monkeypatch.setattr(KmsBackend, "decrypt", decrypt)
+
+
+@pytest.mark.usefixtures("kms_enforces_key_state")
+def test_disabled_kms_key(
+    make_tool: Callable[..., Any], kms_keys: Callable[..., KmsKeys], kms: Any, kms_key: str, s3: Any
+) -> None:
+    holder = make_tool(keys=kms_keys())
+    ok(holder, command="create", path="/memories/old.md", file_text="written before")
+    arn = kms.describe_key(KeyId=kms_key)["KeyMetadata"]["Arn"]
+    kms.disable_key(KeyId=kms_key)
+    with pytest.raises(ClientError) as direct:  # the fake now behaves like KMS
+        kms.generate_data_key(KeyId=kms_key, KeySpec="AES_256")
+    assert arn in str(direct.value)
+
+    expected = (
+        "Error: The encryption key service is unavailable right now (DisabledException); "
+        "nothing was changed. Try again."
+    )
+    fresh = make_tool(keys=kms_keys())
+    messages = [
+        err(fresh, command="create", path="/memories/new.md", file_text="x"),
+        err(fresh, command="view", path="/memories/old.md"),
+        err(fresh, command="str_replace", path="/memories/old.md", old_str="written", new_str="w"),
+        err(fresh, command="insert", path="/memories/old.md", insert_line=0, insert_text="x"),
+        err(fresh, command="rename", old_path="/memories/old.md", new_path="/memories/moved.md"),
+    ]
+    assert messages == [expected] * 5
+    for message in messages:
+        for leak in (kms_key, arn, "arn:aws", BUCKET, "agents/", "Traceback", "botocore"):
+            assert leak not in message
+    keys = [o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET)["Contents"]]
+    assert keys == ["agents/agent-42/old.md"]
+    # A process that already holds the window's data key keeps working until the window ends.
+    assert ok(holder, command="view", path="/memories/old.md").endswith("1\twritten before")
+    kms.enable_key(KeyId=kms_key)
+    assert ok(fresh, command="view", path="/memories/old.md").endswith("1\twritten before")
+
+
+@pytest.mark.parametrize(
+    ("failure", "code"),
+    [
+        (EndpointConnectionError(endpoint_url="https://kms.us-east-1.amazonaws.com/"), "ConnectionError"),
+        (
+            ClientError({"Error": {"Code": "ThrottlingException", "Message": "Rate exceeded"}}, "GenerateDataKey"),
+            "ThrottlingException",
+        ),
+        (
+            ClientError(
+                {"Error": {"Code": "AccessDeniedException", "Message": "User arn:aws:iam::1:user/x is not authorized"}},
+                "GenerateDataKey",
+            ),
+            "AccessDeniedException",
+        ),
+        (
+            ClientError({"Error": {"Code": "KMSInternalException", "Message": "x"}}, "GenerateDataKey"),
+            "KMSInternalException",
+        ),
+    ],
+)
+def test_kms_failures_are_reported_by_code(
+    make_tool: Callable[..., Any], kms: Any, s3: Any, failure: Exception, code: str
+) -> None:
+    def fail(**_: Any) -> None:
+        raise failure
+
+    kms.meta.events.register("before-call.kms.GenerateDataKey", fail)
+    tool = make_tool(use_kms=True)
+    message = err(tool, command="create", path="/memories/a.md", file_text="a")
+    assert (
+        message
+        == f"Error: The encryption key service is unavailable right now ({code}); nothing was changed. Try again."
+    )
+    assert "arn:aws" not in message
+    assert "amazonaws.com" not in message
+    assert s3.list_objects_v2(Bucket=BUCKET)["KeyCount"] == 0
+
+
+def test_kms_refusing_a_wrapped_key_is_an_integrity_failure(
+    make_tool: Callable[..., Any], kms_keys: Callable[..., KmsKeys], kms: Any
+) -> None:
+    ok(make_tool(use_kms=True), command="create", path="/memories/a.md", file_text="a")
+
+    def refuse(**_: Any) -> None:
+        raise ClientError({"Error": {"Code": "IncorrectKeyException", "Message": "x"}}, "Decrypt")
+
+    kms.meta.events.register("before-call.kms.Decrypt", refuse)
+    assert err(make_tool(keys=kms_keys()), command="view", path="/memories/a.md") == (
+        "Error: The file /memories/a.md failed its integrity check and cannot be read"
+    )
+
+
+def test_short_data_key_from_kms_is_refused(make_tool: Callable[..., Any], kms: Any, s3: Any) -> None:
+    """A KMS answer that is not a 32-byte key is never used to encrypt."""
+    kms.meta.events.register(
+        "after-call.kms.GenerateDataKey", lambda parsed, **_: parsed.update(Plaintext=parsed["Plaintext"][:16])
+    )
+    assert err(make_tool(use_kms=True), command="create", path="/memories/a.md", file_text="a") == (
+        "Error: The encryption key service is unavailable right now (InvalidKMSResponse); "
+        "nothing was changed. Try again."
+    )
+    assert s3.list_objects_v2(Bucket=BUCKET)["KeyCount"] == 0
+
+
+# --- single flight -----------------------------------------------------------------------------
+
+
+def _at_once(n: int, fn: Callable[[int], str]) -> list[str]:
+    barrier = threading.Barrier(n, timeout=20)
+    results: list[str] = [""] * n
+
+    def run(i: int) -> None:
+        barrier.wait()
+        results[i] = fn(i)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    return results
+
+
+def test_concurrent_cache_misses_make_one_kms_call(
+    make_tool: Callable[..., Any], kms_keys: Callable[..., KmsKeys], counter: CallCounter
+) -> None:
+    """Threads that miss the cache together wait for one KMS request instead of making one each."""
+    writer = make_tool(keys=kms_keys())
+    ok(writer, command="view", path="/memories")  # the instance's first-command recovery scan, done up front
+    counter.reset()
+    created = _at_once(8, lambda i: ok(writer, command="create", path=f"/memories/f{i}.md", file_text=f"f{i}"))
+    assert created == [f"File created successfully at: /memories/f{i}.md" for i in range(8)]
+    assert kms_ops(counter) == {"kms:GenerateDataKey": 1}
+
+    reader = make_tool(keys=kms_keys())
+    ok(reader, command="view", path="/memories")
+    counter.reset()
+    viewed = _at_once(8, lambda i: ok(reader, command="view", path=f"/memories/f{i}.md"))
+    assert [v.split("\n")[1] for v in viewed] == [f"     1\tf{i}" for i in range(8)]
+    assert kms_ops(counter) == {"kms:Decrypt": 1}
