@@ -40,4 +40,4 @@ bench: $(VENV)/.dev-installed
 	$(BIN)/python bench/run.py
 
 clean:
-	rm -rf $(VENV) .venv-checkov .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) .venv-checkov .mypy_cache .ruff_cache .pytest_cache tests/terraform/sim/node_modules

@@ -1,0 +1,80 @@
+provider "aws" {
+  region = var.region
+}
+
+locals {
+  function_name   = "${var.name}-agent"
+  lambda_zip_path = coalesce(var.lambda_zip_path, "${path.module}/build/lambda.zip")
+}
+
+# The function's own role: logs, its API key, and assuming the agent-access role with a
+# session tag. It has no S3 or KMS permission of its own, so every memory call runs as a
+# tagged agent session that IAM confines to that agent.
+resource "aws_iam_role" "lambda" {
+  name               = "${var.name}-agent-lambda"
+  assume_role_policy = templatefile("${path.module}/policies/lambda-trust.json.tftpl", {})
+  tags               = var.tags
+}
+
+module "s3memory" {
+  source = "../.."
+
+  bucket_name                       = var.bucket_name
+  name                              = var.name
+  prefix                            = var.prefix
+  agent_role_trusted_principal_arns = [aws_iam_role.lambda.arn]
+  memory_expiration_days            = var.memory_expiration_days
+  tags                              = var.tags
+}
+
+resource "aws_cloudwatch_log_group" "lambda" {
+  # checkov:skip=CKV_AWS_158:The handler logs agent ids, stop reasons and token counts only, never prompts, answers or memory contents; CloudWatch Logs encrypts log data at rest by default. Set kms_key_id where policy requires a customer managed key.
+  name              = "/aws/lambda/${local.function_name}"
+  retention_in_days = var.log_retention_days
+  tags              = var.tags
+}
+
+resource "aws_iam_role_policy" "lambda" {
+  name = "s3memory-agent-lambda"
+  role = aws_iam_role.lambda.id
+  policy = templatefile("${path.module}/policies/lambda-execution.json.tftpl", {
+    log_group_arn  = aws_cloudwatch_log_group.lambda.arn
+    agent_role_arn = module.s3memory.agent_role_arn
+    secret_arn     = var.anthropic_api_key_secret_arn
+  })
+}
+
+resource "aws_lambda_function" "agent" {
+  # checkov:skip=CKV_AWS_116:Invoked synchronously (RequestResponse): failures return to the caller, so there are no asynchronous events to dead-letter. Add a DLQ or on-failure destination if you invoke it asynchronously.
+  # checkov:skip=CKV_AWS_117:The function talks only to public endpoints (STS, S3, KMS, Secrets Manager, the Anthropic API); a VPC would need NAT for the Anthropic API and adds no isolation beyond the per-agent IAM session.
+  # checkov:skip=CKV_AWS_272:Code signing needs an AWS Signer profile owned by the deploying account; attach an aws_lambda_code_signing_config in a production pipeline.
+  # checkov:skip=CKV_AWS_173:The environment holds only names and ARNs (bucket, keys, roles, the secret's ARN, the model), no secrets; the API key is fetched from Secrets Manager at run time.
+  function_name                  = local.function_name
+  description                    = "Runs a Claude agent with s3memory; event {agent_id, prompt}"
+  role                           = aws_iam_role.lambda.arn
+  runtime                        = "python3.12"
+  architectures                  = ["x86_64"]
+  handler                        = "handler.lambda_handler"
+  filename                       = local.lambda_zip_path
+  source_code_hash               = filebase64sha256(local.lambda_zip_path)
+  timeout                        = var.lambda_timeout
+  memory_size                    = var.lambda_memory_size
+  reserved_concurrent_executions = var.reserved_concurrent_executions
+
+  environment {
+    variables = merge(module.s3memory.environment, {
+      ANTHROPIC_MODEL              = var.anthropic_model
+      ANTHROPIC_MAX_TOKENS         = tostring(var.anthropic_max_tokens)
+      ANTHROPIC_MAX_ITERATIONS     = tostring(var.anthropic_max_iterations)
+      ANTHROPIC_API_KEY_SECRET_ARN = var.anthropic_api_key_secret_arn
+    })
+  }
+
+  tracing_config {
+    mode = "Active"
+  }
+
+  tags = var.tags
+
+  depends_on = [aws_iam_role_policy.lambda, aws_cloudwatch_log_group.lambda]
+}

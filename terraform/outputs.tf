@@ -1,0 +1,90 @@
+output "bucket_name" {
+  description = "Name of the memory bucket (S3MEMORY_BUCKET)."
+  value       = aws_s3_bucket.this.id
+}
+
+output "bucket_arn" {
+  description = "ARN of the memory bucket."
+  value       = aws_s3_bucket.this.arn
+}
+
+output "prefix" {
+  description = "Key prefix of the agent prefixes (S3MEMORY_PREFIX)."
+  value       = var.prefix
+}
+
+output "data_key_arn" {
+  description = "ARN of the KMS key that wraps the envelope data keys (S3MEMORY_KMS_KEY_ID)."
+  value       = aws_kms_key.data_keys.arn
+}
+
+output "data_key_alias_name" {
+  description = "Alias name of the envelope key, e.g. alias/s3memory-data-keys."
+  value       = aws_kms_alias.data_keys.name
+}
+
+output "data_key_alias_arn" {
+  description = "Alias ARN of the envelope key."
+  value       = aws_kms_alias.data_keys.arn
+}
+
+output "sse_key_arn" {
+  description = "ARN of the separate KMS key used for the bucket's default encryption (S3 Bucket Keys)."
+  value       = aws_kms_key.sse.arn
+}
+
+output "agent_role_arn" {
+  description = "ARN of the agent-access role that s3memory.assume_agent_session assumes (S3MEMORY_AGENT_ROLE_ARN)."
+  value       = aws_iam_role.agent_access.arn
+}
+
+output "agent_role_name" {
+  description = "Name of the agent-access role."
+  value       = aws_iam_role.agent_access.name
+}
+
+output "agent_session_tag_key" {
+  description = "Session tag key that carries the agent id; the agent role's grants are keyed on it."
+  value       = local.agent_tag_key
+}
+
+output "agent_access_policy_json" {
+  description = "The agent-access role's permissions policy, as deployed."
+  value       = local.agent_access_policy
+}
+
+output "agent_trust_policy_json" {
+  description = "The agent-access role's trust policy, as deployed."
+  value       = local.agent_trust_policy
+}
+
+output "bucket_policy_json" {
+  description = "The memory bucket's policy, as deployed."
+  value       = local.bucket_policy
+}
+
+output "data_key_policy_json" {
+  description = "The envelope key's key policy, as deployed."
+  value       = local.data_key_policy
+}
+
+output "operator_policy_arn" {
+  description = "ARN of the operator policy for the CLI's bulk commands. Attach it to operator roles only, never to agents."
+  value       = aws_iam_policy.operator.arn
+}
+
+output "operator_policy_json" {
+  description = "The operator policy document, as deployed."
+  value       = local.operator_policy
+}
+
+output "environment" {
+  description = "S3MEMORY_* environment variables for an application that uses this deployment."
+  value = {
+    S3MEMORY_BUCKET         = aws_s3_bucket.this.id
+    S3MEMORY_PREFIX         = var.prefix
+    S3MEMORY_KMS_KEY_ID     = aws_kms_key.data_keys.arn
+    S3MEMORY_REGION         = local.region
+    S3MEMORY_AGENT_ROLE_ARN = aws_iam_role.agent_access.arn
+  }
+}

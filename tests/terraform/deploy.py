@@ -1,0 +1,99 @@
+"""A concrete test deployment: the values `terraform/main.tf` passes to each policy template.
+
+`module_template_values()` mirrors the `templatefile()` calls in main.tf (test_hcl.py checks
+that main.tf passes exactly these names to each template), with fixed ARNs standing in for
+the resources Terraform would create.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tests.terraform.render import render_file
+
+REPO = Path(__file__).resolve().parents[2]
+TERRAFORM = REPO / "terraform"
+POLICIES = TERRAFORM / "policies"
+EXAMPLE = TERRAFORM / "examples" / "lambda-agent"
+EXAMPLE_POLICIES = EXAMPLE / "policies"
+
+ACCOUNT = "123456789012"
+REGION = "eu-west-1"
+BUCKET = "acme-s3memory"
+BUCKET_ARN = f"arn:aws:s3:::{BUCKET}"
+PREFIX = "agents/"
+AGENT_ROLE_NAME = "s3memory-agent-access"
+AGENT_ROLE_ARN = f"arn:aws:iam::{ACCOUNT}:role/{AGENT_ROLE_NAME}"
+LAMBDA_ROLE_NAME = "s3memory-agent-lambda"
+LAMBDA_ROLE_ARN = f"arn:aws:iam::{ACCOUNT}:role/{LAMBDA_ROLE_NAME}"
+OPERATOR_ROLE_ARN = f"arn:aws:iam::{ACCOUNT}:role/s3memory-operator"
+DATA_KEY_ARN = f"arn:aws:kms:{REGION}:{ACCOUNT}:key/0d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6"
+SSE_KEY_ARN = f"arn:aws:kms:{REGION}:{ACCOUNT}:key/9a8b7c6d-5e4f-4a3b-9c2d-1e0f2a3b4c5d"
+ACCOUNT_ROOT_ARN = f"arn:aws:iam::{ACCOUNT}:root"
+LOG_GROUP_ARN = f"arn:aws:logs:{REGION}:{ACCOUNT}:log-group:/aws/lambda/s3memory-agent"
+SECRET_ARN = f"arn:aws:secretsmanager:{REGION}:{ACCOUNT}:secret:anthropic-api-key-AbCdEf"
+
+AGENT_TAG_KEY = "s3memory-agent"
+AGENT_TAG_VARIABLE = "${aws:PrincipalTag/s3memory-agent}"
+
+
+def module_template_values(prefix: str = PREFIX) -> dict[str, dict[str, str]]:
+    """Template file name → the variables main.tf renders it with."""
+    return {
+        "agent-trust.json.tftpl": {
+            "trusted_principal_arns": json.dumps([LAMBDA_ROLE_ARN], separators=(",", ":")),  # as jsonencode()
+        },
+        "agent-access.json.tftpl": {
+            "bucket_arn": BUCKET_ARN,
+            "agent_prefix": prefix,
+            "data_key_arn": DATA_KEY_ARN,
+            "sse_key_arn": SSE_KEY_ARN,
+            "region": REGION,
+        },
+        "bucket.json.tftpl": {
+            "bucket_arn": BUCKET_ARN,
+            "agent_prefix": prefix,
+            "agent_role_arn": AGENT_ROLE_ARN,
+        },
+        "data-key.json.tftpl": {
+            "account_root_arn": ACCOUNT_ROOT_ARN,
+            "agent_role_arn": AGENT_ROLE_ARN,
+        },
+        "sse-key.json.tftpl": {
+            "account_root_arn": ACCOUNT_ROOT_ARN,
+            "agent_role_arn": AGENT_ROLE_ARN,
+            "region": REGION,
+        },
+        "operator.json.tftpl": {
+            "bucket_arn": BUCKET_ARN,
+            "agent_prefix": prefix,
+            "data_key_arn": DATA_KEY_ARN,
+            "sse_key_arn": SSE_KEY_ARN,
+            "region": REGION,
+        },
+    }
+
+
+def example_template_values() -> dict[str, dict[str, str]]:
+    """Template file name → the variables examples/lambda-agent/main.tf renders it with."""
+    return {
+        "lambda-trust.json.tftpl": {},
+        "lambda-execution.json.tftpl": {
+            "log_group_arn": LOG_GROUP_ARN,
+            "agent_role_arn": AGENT_ROLE_ARN,
+            "secret_arn": SECRET_ARN,
+        },
+    }
+
+
+def policy(name: str, prefix: str = PREFIX) -> Any:
+    """A module policy template rendered and parsed, e.g. policy("agent-access")."""
+    file = f"{name}.json.tftpl"
+    return json.loads(render_file(POLICIES / file, module_template_values(prefix)[file]))
+
+
+def example_policy(name: str) -> Any:
+    file = f"{name}.json.tftpl"
+    return json.loads(render_file(EXAMPLE_POLICIES / file, example_template_values()[file]))

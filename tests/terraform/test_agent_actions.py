@@ -1,0 +1,287 @@
+"""The IAM actions the library really uses are exactly what the agent-access role grants.
+
+Every memory command runs through `S3MemoryTool` with `KmsKeys` on moto; `before-call.*.*`
+hooks record each botocore operation with its parameters. Each operation maps to IAM actions
+through an explicit table (an operation missing from it fails the test: decide its IAM action
+and add it, or stop using it). Then:
+
+* the actions used equal the actions the rendered agent-access policy grants, and that policy
+  names no wildcard action: nothing is missing, nothing is spare;
+* every recorded request stays in the agent's prefix and sends the agent's encryption context;
+* every recorded S3 request, replayed through the IAM evaluator with the rendered role and
+  bucket policies, is allowed for the agent's tagged session and refused for a sibling id.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import boto3
+import pytest
+from anthropic.lib.tools import ToolError
+from moto import mock_aws
+
+from s3memory import KmsKeys, S3MemoryTool
+from tests.terraform.deploy import ACCOUNT, AGENT_ROLE_NAME, BUCKET, BUCKET_ARN, PREFIX, policy
+from tests.terraform.simulator import Simulator, SimulatorUnavailable
+
+AGENT = "agent-42"
+SIBLING = "agent-4"
+REGION = "us-east-1"
+
+# botocore operation → the IAM actions it needs (S3 and KMS service authorization references).
+IAM_ACTIONS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("s3", "GetObject"): ("s3:GetObject",),
+    ("s3", "HeadObject"): ("s3:GetObject",),
+    ("s3", "PutObject"): ("s3:PutObject",),
+    ("s3", "DeleteObject"): ("s3:DeleteObject",),
+    ("s3", "DeleteObjects"): ("s3:DeleteObject",),  # authorized per key
+    ("s3", "ListObjectsV2"): ("s3:ListBucket",),
+    ("kms", "GenerateDataKey"): ("kms:GenerateDataKey",),
+    ("kms", "Decrypt"): ("kms:Decrypt",),
+}
+
+EXPECTED_AGENT_ACTIONS = {
+    "s3:GetObject",
+    "s3:PutObject",
+    "s3:DeleteObject",
+    "s3:ListBucket",
+    "kms:GenerateDataKey",
+    "kms:Decrypt",
+}
+
+COMMANDS: list[dict[str, Any]] = [
+    {"command": "view", "path": "/memories"},
+    {"command": "create", "path": "/memories/notes.txt", "file_text": "alpha\nbeta\n"},
+    {"command": "create", "path": "/memories/projects/plan.md", "file_text": "# plan\n"},
+    {"command": "create", "path": "/memories/projects/q3/goals.md", "file_text": "ship\n"},
+    {"command": "view", "path": "/memories/notes.txt"},
+    {"command": "view", "path": "/memories/notes.txt", "view_range": [1, 1]},
+    {"command": "view", "path": "/memories"},
+    {"command": "view", "path": "/memories/projects"},
+    {"command": "str_replace", "path": "/memories/notes.txt", "old_str": "beta", "new_str": "gamma"},
+    {"command": "insert", "path": "/memories/notes.txt", "insert_line": 1, "insert_text": "inserted"},
+    {"command": "rename", "old_path": "/memories/notes.txt", "new_path": "/memories/archive/notes.txt"},
+    {"command": "rename", "old_path": "/memories/projects", "new_path": "/memories/old-projects"},
+    {"command": "delete", "path": "/memories/archive/notes.txt"},
+    {"command": "delete", "path": "/memories/old-projects"},
+    {"command": "view", "path": "/memories"},
+]
+# Failing commands take their own paths through storage (conditional writes that lose, lookups).
+FAILING_COMMANDS: list[dict[str, Any]] = [
+    {"command": "create", "path": "/memories/keep.txt", "file_text": "x"},
+    {"command": "create", "path": "/memories/keep.txt", "file_text": "again"},
+    {"command": "view", "path": "/memories/missing.txt"},
+    {"command": "str_replace", "path": "/memories/keep.txt", "old_str": "nope", "new_str": "y"},
+    {"command": "rename", "old_path": "/memories/keep.txt", "new_path": "/memories/keep.txt/inside"},
+    {"command": "delete", "path": "/memories/missing"},
+]
+
+
+@dataclass(frozen=True)
+class Call:
+    service: str
+    operation: str
+    params: dict[str, Any]
+
+
+class Recorder:
+    """Every botocore operation the clients send (`before-call.*.*`), with its API parameters."""
+
+    def __init__(self, *clients: Any) -> None:
+        self.calls: list[Call] = []
+        self._lock = threading.Lock()
+        self._params = threading.local()
+        for client in clients:
+            client.meta.events.register("before-parameter-build.*.*", self._keep_params)
+            client.meta.events.register("before-call.*.*", self._record)
+
+    def _keep_params(self, params: dict[str, Any], **_: Any) -> None:
+        self._params.value = dict(params)
+
+    def _record(self, model: Any, **_: Any) -> None:
+        params = getattr(self._params, "value", {})
+        with self._lock:
+            self.calls.append(Call(model.service_model.service_name, model.name, params))
+
+    def reset(self) -> None:
+        with self._lock:
+            self.calls.clear()
+
+
+@dataclass
+class Run:
+    calls: list[Call]
+    key_id: str
+
+
+@pytest.fixture(scope="module")
+def run() -> Iterator[Run]:
+    """Every command (and the failing ones) once, as agent-42, recorded."""
+    with mock_aws():
+        s3 = boto3.client("s3", region_name=REGION)
+        kms = boto3.client("kms", region_name=REGION)
+        s3.create_bucket(Bucket=BUCKET)
+        key_id = kms.create_key(Description="s3memory data keys")["KeyMetadata"]["Arn"]
+        recorder = Recorder(s3, kms)
+
+        def new_tool() -> S3MemoryTool:
+            # A fresh KmsKeys has an empty data-key cache, as in a new process.
+            keys = KmsKeys(key_id, kms_client=kms)
+            return S3MemoryTool(bucket=BUCKET, agent_id=AGENT, keys=keys, s3_client=s3, prefix=PREFIX)
+
+        with new_tool() as writer:
+            for command in COMMANDS:
+                writer.call(command)
+            writer.call(FAILING_COMMANDS[0])
+            for command in FAILING_COMMANDS[1:]:
+                with pytest.raises(ToolError):
+                    writer.call(command)
+        with new_tool() as reader:  # reading what another process wrote unwraps its data key
+            reader.call({"command": "view", "path": "/memories/keep.txt"})
+            reader.call({"command": "str_replace", "path": "/memories/keep.txt", "old_str": "x", "new_str": "y"})
+            reader.clear_all_memory()
+        yield Run(list(recorder.calls), key_id)
+
+
+def _actions(call: Call) -> tuple[str, ...]:
+    actions = IAM_ACTIONS.get((call.service, call.operation))
+    if actions is None:
+        pytest.fail(
+            f"{call.service}:{call.operation} has no IAM mapping: add it to IAM_ACTIONS (and, if agents need it, "
+            "to terraform/policies/agent-access.json.tftpl and EXPECTED_AGENT_ACTIONS)",
+            pytrace=False,
+        )
+    return actions
+
+
+def _granted_actions(document: Any) -> set[str]:
+    granted: set[str] = set()
+    for statement in document["Statement"]:
+        assert statement["Effect"] == "Allow", statement["Sid"]
+        assert "NotAction" not in statement, statement["Sid"]
+        actions = statement["Action"]
+        granted.update([actions] if isinstance(actions, str) else actions)
+    return granted
+
+
+def test_the_run_exercised_every_command(run: Run) -> None:
+    operations = {(c.service, c.operation) for c in run.calls}
+    assert ("s3", "ListObjectsV2") in operations
+    assert ("s3", "PutObject") in operations
+    assert ("kms", "GenerateDataKey") in operations
+    assert ("kms", "Decrypt") in operations
+    assert ("s3", "DeleteObjects") in operations or ("s3", "DeleteObject") in operations
+    assert {c["command"] for c in COMMANDS} == {"view", "create", "str_replace", "insert", "rename", "delete"}
+
+
+def test_every_operation_maps_to_iam_actions(run: Run) -> None:
+    for call in run.calls:
+        assert _actions(call)
+
+
+def test_actions_used_are_all_granted_to_the_agent_role(run: Run) -> None:
+    used = {action for call in run.calls for action in _actions(call)}
+    granted = _granted_actions(policy("agent-access"))
+    assert used - granted == set()
+
+
+def test_agent_role_grants_exactly_the_actions_used(run: Run) -> None:
+    used = {action for call in run.calls for action in _actions(call)}
+    assert used == EXPECTED_AGENT_ACTIONS
+    assert _granted_actions(policy("agent-access")) == EXPECTED_AGENT_ACTIONS
+
+
+def test_agent_role_names_no_wildcard_action() -> None:
+    for action in _granted_actions(policy("agent-access")):
+        assert "*" not in action
+        assert "?" not in action
+
+
+def _keys_of(call: Call) -> list[str]:
+    if call.operation == "DeleteObjects":
+        return [entry["Key"] for entry in call.params["Delete"]["Objects"]]
+    if call.operation == "ListObjectsV2":
+        return [call.params["Prefix"]]
+    return [call.params["Key"]]
+
+
+def test_every_s3_request_stays_in_the_agent_prefix(run: Run) -> None:
+    s3_calls = [c for c in run.calls if c.service == "s3"]
+    assert s3_calls
+    for call in s3_calls:
+        assert call.params["Bucket"] == BUCKET
+        for key in _keys_of(call):
+            assert key.startswith(f"{PREFIX}{AGENT}/"), (call.operation, key)
+
+
+def test_every_kms_request_sends_the_agent_encryption_context(run: Run) -> None:
+    kms_calls = [c for c in run.calls if c.service == "kms"]
+    assert kms_calls
+    for call in kms_calls:
+        assert call.params["EncryptionContext"] == {"s3memory:agent": AGENT}, call.operation
+
+
+S3Request = tuple[str, str, tuple[tuple[str, str], ...]]
+
+
+def _s3_requests(run: Run) -> list[S3Request]:
+    """(IAM action, resource ARN, condition context) of every S3 request of the run, deduplicated."""
+    requests: set[S3Request] = set()
+    for call in run.calls:
+        if call.service != "s3":
+            continue
+        for action in _actions(call):
+            if call.operation == "ListObjectsV2":
+                requests.add((action, BUCKET_ARN, (("s3:prefix", call.params["Prefix"]),)))
+            else:
+                requests.update((action, f"{BUCKET_ARN}/{key}", ()) for key in _keys_of(call))
+    return sorted(requests)
+
+
+@pytest.fixture(scope="module")
+def simulator() -> Iterator[Simulator | str]:
+    try:
+        sim = Simulator()
+    except SimulatorUnavailable as missing:
+        yield str(missing)
+        return
+    yield sim
+    sim.close()
+
+
+def _decisions(simulator: Simulator | str, run: Run, tag: str) -> dict[tuple[str, str], str]:
+    if isinstance(simulator, str):
+        pytest.fail(simulator, pytrace=False)
+    decisions = {}
+    for action, resource, context in _s3_requests(run):
+        decision = simulator.evaluate(
+            principal=f"arn:aws:sts::{ACCOUNT}:assumed-role/{AGENT_ROLE_NAME}/s3memory-{tag}",
+            action=action,
+            resource=resource,
+            account=ACCOUNT,
+            context={
+                "aws:SecureTransport": "true",
+                "aws:PrincipalTag/s3memory-agent": tag,
+                **dict(context),
+            },
+            identity_policies=[policy("agent-access")],
+            resource_policy=policy("bucket"),
+        )
+        decisions[(action, resource + "".join(f" {k}={v}" for k, v in context))] = decision.result
+    return decisions
+
+
+def test_every_recorded_s3_request_is_allowed_for_the_agents_session(simulator: Simulator | str, run: Run) -> None:
+    decisions = _decisions(simulator, run, AGENT)
+    assert len(decisions) >= 5
+    assert {request: result for request, result in decisions.items() if result != "Allowed"} == {}
+
+
+def test_every_recorded_s3_request_is_refused_for_a_sibling_agent(simulator: Simulator | str, run: Run) -> None:
+    decisions = _decisions(simulator, run, SIBLING)
+    assert len(decisions) >= 5
+    assert {request: result for request, result in decisions.items() if result != "ExplicitlyDenied"} == {}

@@ -1,0 +1,119 @@
+"""Checks that need a Terraform CLI (and, for validate/test, the AWS provider from a local mirror).
+
+The issue's CI has no Terraform CLI: there these tests skip, and the offline checks of
+test_hcl.py, test_policies.py and scripts/tf-check.sh stand alone. Where a CLI is installed they
+prove what the Python side assumes about Terraform:
+
+* `render.py` renders every template exactly as `templatefile()` does (no provider needed);
+* the module and the example pass `terraform validate`;
+* `terraform test` (terraform/tests/, mocked AWS provider, no account) applies the module and
+  finds every deployed document equal to the Python rendering of deploy.py's values, and the
+  input validations refuse what they should.
+
+The provider mirror is `$TF_PLUGIN_DIR`, else /opt/tf-plugins, in `terraform init -plugin-dir`
+layout (registry.terraform.io/hashicorp/aws/<version>/<os_arch>/...).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.terraform.deploy import (
+    EXAMPLE_POLICIES,
+    POLICIES,
+    TERRAFORM,
+    example_template_values,
+    module_template_values,
+)
+from tests.terraform.render import render_file
+
+ALL_TEMPLATES = [
+    (path, values[path.name])
+    for folder, values in ((POLICIES, module_template_values()), (EXAMPLE_POLICIES, example_template_values()))
+    for path in sorted(folder.glob("*.tftpl"))
+]
+TF_TEST_FILE = TERRAFORM / "tests" / "rendered_policies.tftest.hcl"
+
+
+def _terraform() -> str:
+    terraform = shutil.which("terraform")
+    if terraform is None:
+        pytest.skip("no terraform CLI on PATH")
+    return terraform
+
+
+def _plugin_dir() -> Path:
+    plugin_dir = Path(os.environ.get("TF_PLUGIN_DIR", "/opt/tf-plugins"))
+    if not (plugin_dir / "registry.terraform.io" / "hashicorp" / "aws").is_dir():
+        pytest.skip(f"no hashicorp/aws provider mirror at {plugin_dir} (set TF_PLUGIN_DIR)")
+    return plugin_dir
+
+
+def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(cwd),
+        "TF_IN_AUTOMATION": "1",
+        "CHECKPOINT_DISABLE": "1",
+    }
+    return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, check=False)
+
+
+def _copy_module(tmp_path: Path) -> Path:
+    """The module (and its example beside it) in a scratch folder, so no .terraform/ lands in the repo."""
+    target = tmp_path / "terraform"
+    shutil.copytree(TERRAFORM, target, ignore=shutil.ignore_patterns(".terraform*", "build", "__pycache__"))
+    return target
+
+
+def test_renderer_matches_terraform_templatefile(tmp_path: Path) -> None:
+    """Byte-for-byte parity of render.py with templatefile(); needs no provider."""
+    terraform = _terraform()
+    outputs = []
+    for index, (path, values) in enumerate(ALL_TEMPLATES):
+        (tmp_path / f"vars{index}.json").write_text(json.dumps(values), encoding="utf-8")
+        outputs.append(
+            f'output "t{index}" {{\n  value = templatefile("{path}", jsondecode(file("vars{index}.json")))\n}}\n'
+        )
+    (tmp_path / "main.tf").write_text("".join(outputs), encoding="utf-8")
+    for command in (["init", "-input=false", "-no-color"], ["apply", "-auto-approve", "-input=false", "-no-color"]):
+        done = _run(terraform, *command, cwd=tmp_path)
+        assert done.returncode == 0, done.stdout + done.stderr
+    shown = _run(terraform, "output", "-json", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    rendered = {name: value["value"] for name, value in json.loads(shown.stdout).items()}
+    assert rendered == {f"t{i}": render_file(path, values) for i, (path, values) in enumerate(ALL_TEMPLATES)}
+
+
+@pytest.mark.parametrize("folder", ["", "examples/lambda-agent"], ids=["module", "lambda-agent"])
+def test_terraform_validate(tmp_path: Path, folder: str) -> None:
+    terraform, plugin_dir = _terraform(), _plugin_dir()
+    work = _copy_module(tmp_path) / folder
+    init = _run(terraform, "init", "-backend=false", "-input=false", "-no-color", f"-plugin-dir={plugin_dir}", cwd=work)
+    assert init.returncode == 0, init.stdout + init.stderr
+    validate = _run(terraform, "validate", "-no-color", cwd=work)
+    assert validate.returncode == 0, validate.stdout + validate.stderr
+    assert "Success! The configuration is valid." in validate.stdout
+
+
+def test_terraform_test_deploys_the_documents_python_renders(tmp_path: Path) -> None:
+    terraform, plugin_dir = _terraform(), _plugin_dir()
+    work = _copy_module(tmp_path)
+    expected = {
+        name.removesuffix(".json.tftpl"): render_file(POLICIES / name, values)
+        for name, values in module_template_values().items()
+    }
+    (tmp_path / "expected.tfvars.json").write_text(json.dumps({"expected": expected}), encoding="utf-8")
+    init = _run(terraform, "init", "-backend=false", "-input=false", "-no-color", f"-plugin-dir={plugin_dir}", cwd=work)
+    assert init.returncode == 0, init.stdout + init.stderr
+    tested = _run(terraform, "test", "-no-color", f"-var-file={tmp_path / 'expected.tfvars.json'}", cwd=work)
+    runs = len(re.findall(r'^run "', TF_TEST_FILE.read_text(encoding="utf-8"), re.M))
+    assert tested.returncode == 0, tested.stdout + tested.stderr
+    assert f"Success! {runs} passed, 0 failed." in tested.stdout
