@@ -183,7 +183,7 @@ def run_chat(args: argparse.Namespace) -> int:
     from .tool import S3MemoryTool, settings_kwargs
 
     try:
-        kwargs = settings_kwargs(settings)
+        kwargs = settings_kwargs(settings, args.agent)
     except BotoCoreError as err:  # unknown profile, no region, ...: the message names no secret
         raise UsageError(f"AWS configuration: {err}") from None
     with S3MemoryTool(agent_id=args.agent, **kwargs) as tool:

@@ -74,10 +74,20 @@ class Settings(BaseSettings):
             max_pool_connections=self.max_workers + 4,
         )
 
-    def clients(self) -> tuple[S3Client, KMSClient]:
+    def clients(self, agent_id: str | None = None) -> tuple[S3Client, KMSClient]:
+        """S3 and KMS clients. With `agent_role_arn` and an agent id, they act as that agent
+        through `assume_agent_session`, so IAM (not only this library) confines them to the
+        agent's prefix and data keys."""
         import boto3
 
         session = boto3.session.Session(profile_name=self.profile, region_name=self.region)
+        if self.agent_role_arn and agent_id is not None:
+            from .sts import assume_agent_session
+
+            sts = session.client("sts", endpoint_url=self.endpoint_url, config=self.botocore_config())
+            session = assume_agent_session(
+                self.agent_role_arn, agent_id, sts_client=sts, region_name=self.region or session.region_name
+            )
         config = self.botocore_config()
         s3 = session.client("s3", endpoint_url=self.endpoint_url, config=config)
         kms = session.client("kms", endpoint_url=self.endpoint_url, config=config)

@@ -68,9 +68,12 @@ def build_memory(
     return Memory(vault, executor, limits or Limits(), scanner), executor
 
 
-def settings_kwargs(settings: Settings) -> dict[str, Any]:
-    """Constructor arguments (bucket, keys, clients, limits) for a tool built from `settings`."""
-    s3, kms = settings.clients()
+def settings_kwargs(settings: Settings, agent_id: str | None = None) -> dict[str, Any]:
+    """Constructor arguments (bucket, keys, clients, limits) for a tool built from `settings`.
+
+    With `S3MEMORY_AGENT_ROLE_ARN` set, the clients use per-agent credentials for `agent_id`.
+    """
+    s3, kms = settings.clients(agent_id)
     return {
         "bucket": settings.bucket,
         "keys": settings.keys(kms),
@@ -128,7 +131,7 @@ class S3MemoryTool(BetaAbstractMemoryTool):
     @classmethod
     def from_env(cls, agent_id: str, **overrides: Any) -> S3MemoryTool:
         """Build from `S3MEMORY_*` variables; keyword arguments override them."""
-        return cls(agent_id=agent_id, **{**settings_kwargs(Settings()), **overrides})  # type: ignore[call-arg]
+        return cls(agent_id=agent_id, **{**settings_kwargs(Settings(), agent_id), **overrides})  # type: ignore[call-arg]
 
     def close(self) -> None:
         self._executor.shutdown(wait=True)
@@ -185,7 +188,7 @@ class AsyncS3MemoryTool(BetaAsyncAbstractMemoryTool):
 
     @classmethod
     def from_env(cls, agent_id: str, **overrides: Any) -> AsyncS3MemoryTool:
-        return cls(agent_id=agent_id, **{**settings_kwargs(Settings()), **overrides})  # type: ignore[call-arg]
+        return cls(agent_id=agent_id, **{**settings_kwargs(Settings(), agent_id), **overrides})  # type: ignore[call-arg]
 
     def close(self) -> None:
         self._executor.shutdown(wait=True)
