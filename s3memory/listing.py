@@ -2,8 +2,11 @@
 
 A first plain `ListObjectsV2` page (1,000 keys) covers most agents in one request. If it is
 truncated, the listing switches to `Delimiter="/"` requests level by level: one for the
-directory itself and one per shown subdirectory (in parallel), so an agent with 100,000
-objects costs 1 + (directories shown) requests instead of 100.
+directory itself, then one per shown subdirectory, in parallel. A subdirectory whose keys all
+sort before the first page's last key is already complete in that page and is not listed
+again. So an agent with 100,000 objects costs at most 2 + (top-level directories shown)
+requests (plus a page per further 1,000 entries of one level), not 100, and one just over
+1,000 objects usually a handful.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from concurrent.futures import Executor
 from . import tree
 from .envelope import plaintext_size
 from .paths import RESERVED_SEGMENT
-from .store import ObjectStore
+from .store import ObjectInfo, ObjectStore
 
 Files = list[tuple[tuple[str, ...], int]]
 Dirs = list[tuple[str, ...]]
@@ -22,6 +25,31 @@ Dirs = list[tuple[str, ...]]
 def _segments(prefix: str, key: str) -> tuple[str, ...] | None:
     parts = tuple(key[len(prefix) :].split("/"))
     return None if any(p == "" for p in parts) else parts
+
+
+def _fold(prefix: str, objects: list[ObjectInfo]) -> tuple[Files, Dirs]:
+    """Files (segments below `prefix`, plaintext size) and console "folder" markers of a plain listing."""
+    files: Files = []
+    dirs: Dirs = []
+    for obj in objects:
+        segs = _segments(prefix, obj.key)
+        if segs is not None:
+            files.append((segs, plaintext_size(obj.size)))
+        elif obj.key.endswith("/") and obj.key != prefix:  # a console "folder" marker
+            marker = _segments(prefix, obj.key[:-1])
+            if marker is not None:
+                dirs.append(marker)
+    return files, dirs
+
+
+def complete_before(dir_prefix: str, last_key: str) -> bool:
+    """True if every key starting with `dir_prefix` sorts before `last_key`.
+
+    S3 lists keys in UTF-8 byte order, which is code point order, as Python compares strings.
+    If `last_key` is greater than `dir_prefix` without starting with it, they differ first at a
+    position inside `dir_prefix` where `last_key` is greater, so every key below is smaller.
+    """
+    return last_key > dir_prefix and not last_key.startswith(dir_prefix)
 
 
 class Lister:
@@ -34,19 +62,13 @@ class Lister:
         page, token = self.store.list_page(prefix)
         if not page.objects and token is None:
             return None
+        files, dirs = _fold(prefix, page.objects)
         if token is None:
-            files: Files = []
-            dirs: Dirs = []
-            for obj in page.objects:
-                segs = _segments(prefix, obj.key)
-                if segs is not None:
-                    files.append((segs, plaintext_size(obj.size)))
-                elif obj.key.endswith("/") and obj.key != prefix:  # a console "folder" marker
-                    dirs.append(tuple(obj.key[len(prefix) : -1].split("/")))
             return tree.view_entries(files, dirs)
-        return self._by_level(prefix)
+        return self._by_level(prefix, files, dirs, page.objects[-1].key if page.objects else "")
 
     def _level(self, prefix: str, base: tuple[str, ...]) -> tuple[Files, Dirs]:
+        """One directory level below `prefix` (`Delimiter="/"`, every page), as paths below `base`."""
         files: Files = []
         dirs: Dirs = []
         for page in self.store.iter_pages(prefix, delimiter="/"):
@@ -60,10 +82,15 @@ class Lister:
                     dirs.append((*base, name))
         return files, dirs
 
-    def _by_level(self, prefix: str) -> list[tuple[str, str]]:
+    def _by_level(self, prefix: str, first_files: Files, first_dirs: Dirs, last_key: str) -> list[tuple[str, str]]:
+        """Top level by delimiter; each shown subdirectory from the first page if complete there, else listed."""
         files, dirs = self._level(prefix, ())
         shown = [d for d in dirs if tree.is_shown(d[0])]
-        for sub_files, sub_dirs in self.executor.map(lambda d: self._level(prefix + d[0] + "/", d), shown):
+        done = {d[0] for d in shown if last_key and complete_before(prefix + d[0] + "/", last_key)}
+        files.extend(f for f in first_files if len(f[0]) > 1 and f[0][0] in done)
+        dirs.extend(d for d in first_dirs if len(d) > 1 and d[0] in done)
+        pending = [d for d in shown if d[0] not in done]
+        for sub_files, sub_dirs in self.executor.map(lambda d: self._level(prefix + d[0] + "/", d), pending):
             files.extend(sub_files)
             dirs.extend(sub_dirs)
         return tree.view_entries(files, dirs)

@@ -1,0 +1,149 @@
+"""Cold start (fresh interpreters) and per-command crypto overhead (timeit)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import timeit
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+
+# Appended to every snippet: which heavy packages the snippet ended up importing.
+_REPORT = (
+    "import sys as _s, json as _j\n"
+    "_r = {m: m in _s.modules for m in ('anthropic', 'boto3', 'botocore')}\n"
+    "_r['construct_ms'] = globals().get('_construct_ms')\n"
+    "print(_j.dumps(_r))"
+)
+# Prepended to the construction snippets: any socket connection (IMDS, STS, S3...) fails loudly.
+_NO_NETWORK = (
+    "import socket as _so\n"
+    "def _refuse(*a, **k):\n"
+    "    raise SystemExit('network call during construction')\n"
+    "_so.socket.connect = _refuse; _so.create_connection = _refuse\n"
+)
+STORAGE = "import s3memory storage (store, keys, vault, commands)"
+LAZY = ("import s3memory", "import s3memory.cli", STORAGE)
+SNIPPETS: dict[str, str] = {
+    "python -c pass (interpreter)": "pass",
+    "import boto3": "import boto3",
+    "import anthropic": "import anthropic",
+    "import s3memory": "import s3memory",
+    "import s3memory.cli": "import s3memory.cli",
+    STORAGE: "import s3memory.store, s3memory.keys, s3memory.vault, s3memory.commands",
+    "construct S3MemoryTool (LocalKeys, default S3 client)": _NO_NETWORK
+    + "import time\nfrom s3memory import S3MemoryTool, LocalKeys\n_t = time.perf_counter()\n"
+    "S3MemoryTool(bucket='s3memory-bench', agent_id='a', keys=LocalKeys(bytes(32))).close()\n"
+    "_construct_ms = 1000 * (time.perf_counter() - _t)",
+    "construct S3MemoryTool (KmsKeys, default clients)": _NO_NETWORK
+    + "import time\nfrom s3memory import S3MemoryTool, KmsKeys\n_t = time.perf_counter()\n"
+    "S3MemoryTool(bucket='s3memory-bench', agent_id='a', keys=KmsKeys('alias/bench')).close()\n"
+    "_construct_ms = 1000 * (time.perf_counter() - _t)",
+}
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "S3MEMORY_"))}
+    env.update({
+        "AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench", "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_EC2_METADATA_DISABLED": "true", "PYTHONPATH": str(REPO), "PYTHONDONTWRITEBYTECODE": "1",
+    })  # fmt: skip
+    return env
+
+
+def _run(code: str, *flags: str) -> tuple[float, subprocess.CompletedProcess[str]]:
+    start = timeit.default_timer()
+    proc = subprocess.run([sys.executable, *flags, "-c", code], env=_env(), capture_output=True, text=True,
+                          cwd=REPO, check=False)  # fmt: skip
+    elapsed = timeit.default_timer() - start
+    if proc.returncode != 0:
+        raise RuntimeError(f"snippet failed ({proc.returncode}): {code!r}\n{proc.stderr[-2000:]}")
+    return elapsed, proc
+
+
+def importtime_us(code: str) -> int:
+    """Sum of the top-level cumulative times in `python -X importtime -c code` (µs)."""
+    _, proc = _run(code, "-X", "importtime")
+    total = 0
+    for line in proc.stderr.splitlines():
+        if not line.startswith("import time:") or "|" not in line:
+            continue
+        _, cumulative, name = line.split("|")
+        if cumulative.strip().isdigit() and name.startswith(" ") and not name.startswith("  "):
+            total += int(cumulative)
+    return total
+
+
+def cold_start(runs: int, *, with_anthropic: bool = True) -> dict[str, Any]:
+    """Best-of-`runs` wall time of each snippet in a fresh interpreter, and its -X importtime.
+
+    Without `with_anthropic`, the snippets that import anthropic (seconds each) are left out.
+    """
+    snippets = {
+        label: code
+        for label, code in SNIPPETS.items()
+        if with_anthropic or not ("anthropic" in label or "S3MemoryTool" in label)
+    }
+    walls: dict[str, list[float]] = {label: [] for label in snippets}
+    construct: dict[str, list[float]] = {label: [] for label in snippets}
+    reports: dict[str, dict[str, Any]] = {}
+    for _ in range(runs):  # round robin, so a burst of load on the shared machine hits every snippet alike
+        for label, code in snippets.items():
+            elapsed, proc = _run(code + "\n" + _REPORT)
+            walls[label].append(elapsed)
+            reports[label] = json.loads(proc.stdout.strip().splitlines()[-1])
+            if reports[label]["construct_ms"] is not None:
+                construct[label].append(reports[label]["construct_ms"])
+    base_importtime = min(importtime_us("pass") for _ in range(3))
+    rows: dict[str, Any] = {}
+    for label, code in snippets.items():
+        rows[label] = {
+            "wall_ms": 1000 * min(walls[label]),
+            "importtime_ms": max(0, min(importtime_us(code) for _ in range(2)) - base_importtime) / 1000,
+            "loaded": {m: reports[label][m] for m in ("anthropic", "boto3", "botocore")},
+            "construct_ms": min(construct[label]) if construct[label] else None,
+        }
+    base = rows["python -c pass (interpreter)"]["wall_ms"]
+    for row in rows.values():
+        row["over_interpreter_ms"] = row["wall_ms"] - base
+    boto3_ms = rows["import boto3"]["over_interpreter_ms"]
+    storage = rows[STORAGE]
+    cli = rows["import s3memory.cli"]
+    return {
+        "runs": runs,
+        "rows": rows,
+        "boto3_ms": boto3_ms,
+        "storage_ms": storage["over_interpreter_ms"],
+        "cli_ms": cli["over_interpreter_ms"],
+        "storage_within_target": storage["over_interpreter_ms"] <= boto3_ms + 50,
+        "cli_within_target": cli["over_interpreter_ms"] <= boto3_ms + 50,
+        "anthropic_lazy": not any(rows[k]["loaded"]["anthropic"] for k in LAZY),
+    }
+
+
+def crypto(number: int = 200, repeat: int = 200) -> dict[str, float]:
+    """µs per seal and per open of a 4 KiB file through `Vault`, the data key already cached.
+
+    Many short repeats, best kept: on a shared machine the minimum is the run nobody preempted.
+    """
+    from s3memory.keys import LocalKeys
+    from s3memory.paths import MemoryPath
+    from s3memory.store import StoredObject
+    from s3memory.vault import Vault
+
+    vault = Vault(None, LocalKeys(bytes(range(32))), "bench-agent", "agents/")  # type: ignore[arg-type]
+    path = MemoryPath(("projects", "alpha", "notes.md"))
+    data = os.urandom(4096)
+    sealed = vault.seal(path, data)
+    obj = StoredObject(sealed.body, '"etag"', sealed.metadata)
+    assert vault.open(path, obj) == data
+
+    def best(fn: Any) -> float:
+        return 1e6 * min(timeit.repeat(fn, number=number, repeat=repeat)) / number
+
+    return {"seal_us": best(lambda: vault.seal(path, data)), "open_us": best(lambda: vault.open(path, obj)),
+            "number": number, "repeat": repeat}  # fmt: skip
