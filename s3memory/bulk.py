@@ -1,35 +1,58 @@
 """Directory rename and recursive delete, made crash-consistent by an intent record.
 
-S3 has no transactions, so a multi-object change first writes an *intent record* (a sealed
-JSON object under `{agent}/.s3memory/intents/`, created with If-None-Match) that lists every
-source key with its ETag. Then:
+S3 has no transactions, so a multi-object change first *claims* its source directory by
+creating an intent record (a sealed JSON object, If-None-Match) at
+`{agent}/.s3memory/intents/<sha256(source path)[:32]>`; the record lists every source key
+with the ETag it was listed with. Then:
 
 - rename: every file is copied (re-encrypted for its new path, since the ciphertext is bound
-  to the path) in parallel, and only once every copy exists are the sources deleted;
-- delete: the listed keys are deleted in batches of 1,000.
+  to the path) in parallel; only once every copy exists are the sources deleted, each only in
+  the version that was copied (ETag-conditioned `DeleteObjects`);
+- delete: the listed keys are deleted in batches of 1,000, each only in its listed version.
 
-Finally the intent record is deleted. An interrupted operation is always *rolled forward*:
-`recover()` replays any intent record it finds with the same idempotent steps, so a crash at
-any S3 call leaves every file readable at its old or new path, and the next command
-completes the change. Completing is safe even while the original process is still running:
-every step is idempotent and copies never overwrite a different file.
+Finally the record is deleted (If-Match its own ETag). An interrupted operation is always
+*rolled forward*: `recover()` replays every record it finds with the same idempotent steps, so
+a crash at any S3 call leaves every file readable at its old or new path, and the next tool
+instance (or `Memory.recover()`) completes the change.
+
+Because the record's name depends only on the source directory, two operations on the same
+directory exclude each other: the second finds the first's record (412), completes that
+operation itself, and then runs on what is left, so `rename A B` racing `rename A C` moves
+every file once and the loser reports that `A` no longer exists. Every step is idempotent and
+a copy never overwrites a different file, so completing another process's operation while
+that process is still running is safe.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from hashlib import sha256
+from typing import Literal, TypeVar
 
-from .errors import IntegrityError, NotFound, PreconditionFailed, StorageError
+from . import format as fmt
+from .errors import CommandError, ConditionalConflict, IntegrityError, NotFound, PreconditionFailed, StorageError
 from .paths import RESERVED_SEGMENT, MemoryPath
 from .store import ObjectInfo
 from .vault import Vault
 
+log = logging.getLogger("s3memory")
 INTENTS = MemoryPath((RESERVED_SEGMENT, "intents"))
 _MOVE_ATTEMPTS = 3
+_CLAIM_ATTEMPTS = 5
+T = TypeVar("T")
+T_in = TypeVar("T_in")
+MoveState = Literal["gone", "moved", "kept", "unreadable"]
+
+
+def record_name(src: MemoryPath) -> str:
+    """The intent record's name for operations on directory `src` (fixed length, whatever the path)."""
+    return sha256(b"s3memory intent\0" + src.display.encode("utf-8")).hexdigest()[:32]
 
 
 @dataclass(frozen=True)
@@ -59,13 +82,25 @@ class Intent:
         try:
             data = json.loads(text)
             op = data["op"]
-            if data["v"] != 1 or op not in ("rename", "delete"):
+            if data["v"] != 1 or op not in ("rename", "delete") or (op == "rename") != (data["dst"] is not None):
                 raise ValueError(op)
             dst = None if data["dst"] is None else MemoryPath(tuple(map(str, data["dst"])))
             items = tuple((str(k), str(e)) for k, e in data["items"])
             return cls(op, MemoryPath(tuple(map(str, data["src"]))), dst, items)
         except (KeyError, TypeError, ValueError):
             raise IntegrityError() from None
+
+
+@dataclass(frozen=True)
+class _Claim:
+    record: MemoryPath
+    etag: str
+
+
+@dataclass
+class _Outcome:
+    found: int = 0  # listed sources that still existed when the operation reached them
+    unreadable: list[MemoryPath] = field(default_factory=list)  # sources left in place: failed authentication
 
 
 class Bulk:
@@ -77,18 +112,23 @@ class Bulk:
 
     # -- entry points --
     def rename_dir(self, src: MemoryPath, dst: MemoryPath, listing: Sequence[ObjectInfo]) -> None:
-        items = tuple((obj.key[len(self.vault.dir_prefix(src)) :], obj.etag) for obj in listing)
-        intent = Intent("rename", src, dst, items)
-        record = self._write_intent(intent)
-        self._apply(intent)
-        self.vault.store.delete(self.vault.key(record))
+        intent = Intent("rename", src, dst, self._items(src, listing))
+        claim = self._claim(intent)
+        outcome = self._apply(intent)
+        if intent.items and not outcome.found and self._still_ours(claim):
+            # Every listed file was gone before our record existed: another operation moved or
+            # deleted the directory first. Report it as missing rather than claim a rename.
+            self._release(claim)
+            raise CommandError(fmt.does_not_exist(src.display))
+        self._release(claim)
+        if outcome.unreadable:
+            raise CommandError(fmt.integrity_failed(outcome.unreadable[0].display))
 
     def delete_dir(self, src: MemoryPath, listing: Sequence[ObjectInfo]) -> None:
-        items = tuple((obj.key[len(self.vault.dir_prefix(src)) :], obj.etag) for obj in listing)
-        intent = Intent("delete", src, None, items)
-        record = self._write_intent(intent)
+        intent = Intent("delete", src, None, self._items(src, listing))
+        claim = self._claim(intent)
         self._apply(intent)
-        self.vault.store.delete(self.vault.key(record))
+        self._release(claim)
 
     def recover(self) -> int:
         """Complete every interrupted operation recorded for this agent; returns how many."""
@@ -99,78 +139,133 @@ class Bulk:
             if record is None:
                 continue
             try:
-                text, _ = self.vault.read(record)
+                text, etag = self.vault.read(record)
                 intent = Intent.from_json(text)
             except NotFound:
                 continue  # finished by its own process meanwhile
             except IntegrityError:
-                continue  # not ours to act on; `verify` reports it
+                log.warning("s3memory: an intent record failed its integrity check; left in place")
+                continue
             self._apply(intent)
-            self.vault.store.delete(obj.key)
+            self._release(_Claim(record, etag))
             done += 1
         return done
 
-    # -- steps --
-    def _write_intent(self, intent: Intent) -> MemoryPath:
-        record = INTENTS.child(uuid.uuid4().hex)
-        self.vault.write(record, intent.to_json(), if_none_match=True)
-        return record
+    # -- the record --
+    def _items(self, src: MemoryPath, listing: Sequence[ObjectInfo]) -> tuple[tuple[str, str], ...]:
+        start = len(self.vault.dir_prefix(src))
+        return tuple((obj.key[start:], obj.etag) for obj in listing)
 
-    def _apply(self, intent: Intent) -> None:
+    def _claim(self, intent: Intent) -> _Claim:
+        """Create the intent record; if another operation holds the name, complete it first."""
+        name = record_name(intent.src)
+        record = INTENTS.child(name)
+        text = intent.to_json()
+        for _ in range(_CLAIM_ATTEMPTS):
+            try:
+                return _Claim(record, self.vault.write(record, text, if_none_match=True))
+            except ConditionalConflict:
+                continue  # S3 saw a concurrent conditional write of the record: ask again
+            except PreconditionFailed:
+                pass
+            try:
+                existing, etag = self.vault.read(record)
+                other = Intent.from_json(existing)
+            except NotFound:
+                continue  # released meanwhile
+            except IntegrityError:
+                record = INTENTS.child(f"{name}-{uuid.uuid4().hex}")  # unreadable: never block on it
+                continue
+            if existing == text:
+                # Our own write whose answer was lost and retried, or an identical operation:
+                # either way this record describes exactly what we are about to do.
+                return _Claim(record, etag)
+            log.info("s3memory: completing a concurrent change of the same directory first")
+            self._apply(other)
+            self._release(_Claim(record, etag))
+        raise ConditionalConflict("ConditionalRequestConflict", "PutObject")
+
+    def _still_ours(self, claim: _Claim) -> bool:
+        info = self.vault.store.head(self.vault.key(claim.record))
+        return info is not None and info.etag == claim.etag
+
+    def _release(self, claim: _Claim) -> None:
+        """Delete the record in the version we hold; a newer operation's record is left alone."""
+        with contextlib.suppress(PreconditionFailed):
+            self.vault.store.delete(self.vault.key(claim.record), if_match=claim.etag)
+
+    # -- the steps (idempotent) --
+    def _apply(self, intent: Intent) -> _Outcome:
         src_prefix = self.vault.dir_prefix(intent.src)
         if intent.op == "delete":
-            failed = self.vault.store.delete_many([(src_prefix + rel, None) for rel, _ in intent.items])
-            if failed:
-                raise StorageError(sorted(set(failed.values()))[0], "DeleteObjects")
-            return
+            self._delete([(src_prefix + rel, etag) for rel, etag in intent.items])
+            return _Outcome(found=len(intent.items))
         assert intent.dst is not None
-        moves = [(intent.src.join(rel), intent.dst.join(rel)) for rel, _ in intent.items]
-        etags = self._parallel(lambda m: self._ensure_copied(*m), moves)
-        # Delete each source only in the version that was copied (ETag condition), so an
-        # edit that lands during the move is never deleted unseen.
-        deletable = [(self.vault.key(s), etag) for (s, _), etag in zip(moves, etags, strict=True) if etag]
-        failed = self.vault.store.delete_many(deletable)
+        dst = intent.dst
+        files = [(rel, etag) for rel, etag in intent.items if _is_file_key(rel)]
+        # Zero-byte "folder" markers (keys ending in "/") hold nothing: they are dropped with the sources.
+        markers = [(src_prefix + rel, etag) for rel, etag in intent.items if rel.endswith("/")]
+        moves = [(intent.src.join(rel), dst.join(rel)) for rel, _ in files]
+        results = self._parallel(lambda m: self._ensure_copied(*m), moves)
+        outcome = _Outcome(found=len(markers))
+        deletable = list(markers)
+        for (source, _), (state, etag) in zip(moves, results, strict=True):
+            if state != "gone":
+                outcome.found += 1
+            if state == "moved":
+                deletable.append((self.vault.key(source), etag))
+            elif state == "unreadable":
+                outcome.unreadable.append(source)
+        self._delete(deletable)
+        return outcome
+
+    def _delete(self, items: list[tuple[str, str]]) -> None:
+        """Delete (key, ETag) pairs; a key changed since (412) is kept, as is any newer version."""
+        failed = self.vault.store.delete_many([(key, etag or None) for key, etag in items])
         hard = {code for code in failed.values() if code != "PreconditionFailed"}
         if hard:
             raise StorageError(sorted(hard)[0], "DeleteObjects")
 
-    def _ensure_copied(self, src: MemoryPath, dst: MemoryPath) -> str | None:
-        """Make `dst` hold `src`'s text; return the source ETag that may now be deleted.
+    def _ensure_copied(self, src: MemoryPath, dst: MemoryPath) -> tuple[MoveState, str]:
+        """Make `dst` hold `src`'s text; return what happened and the source ETag that may be deleted.
 
-        None means there is nothing to delete: the source is already gone (moved before), or
-        the destination exists with other content, which this operation did not write, so the
-        source is kept and nothing is lost.
+        "gone": the source no longer exists (moved before). "kept": the destination exists with
+        other content, which this operation did not write, so the source stays and nothing is
+        lost. "unreadable": the source fails authentication and cannot be re-encrypted; it stays.
         """
         for _ in range(_MOVE_ATTEMPTS):
             try:
                 text, etag = self.vault.read(src)
             except NotFound:
-                return None
+                return "gone", ""
+            except IntegrityError:
+                return "unreadable", ""
             try:
                 self.vault.write(dst, text, if_none_match=True)
-                return etag
-            except PreconditionFailed:
+                return "moved", etag
+            except (PreconditionFailed, ConditionalConflict):
                 try:
                     existing, _ = self.vault.read(dst)
                 except NotFound:
                     continue
-                return etag if existing == text else None
-        return None
+                except IntegrityError:
+                    return "kept", ""
+                return ("moved", etag) if existing == text else ("kept", "")
+        return "kept", ""
 
-    def _parallel(
-        self,
-        fn: Callable[[tuple[MemoryPath, MemoryPath]], str | None],
-        items: list[tuple[MemoryPath, MemoryPath]],
-    ) -> list[str | None]:
+    def _parallel(self, fn: Callable[[T_in], T], items: list[T_in]) -> list[T]:
         futures = [self.executor.submit(fn, item) for item in items]
-        results: list[str | None] = []
+        results: list[T] = []
         error: BaseException | None = None
         for future in futures:  # wait for all, so nothing runs on after we report
             try:
                 results.append(future.result())
             except BaseException as exc:
                 error = error or exc
-                results.append(None)
         if error is not None:
             raise error
         return results
+
+
+def _is_file_key(rel: str) -> bool:
+    return bool(rel) and all(part not in ("", ".", "..") for part in rel.split("/"))

@@ -205,7 +205,8 @@ class Memory:
             raise CommandError(fmt.already_exists(path.display))
 
     # -- edits (optimistic concurrency: read ETag, write If-Match, retry on conflict) --
-    def _edit(self, path: MemoryPath, missing: str, change: Callable[[str], tuple[str, T]]) -> T:
+    def _edit(self, path: MemoryPath, missing: str, change: Callable[[str], tuple[str, Callable[[str], T]]]) -> T:
+        """`change(text)` gives the new text and a function that describes the text as stored."""
         with self._storage_errors(path.display):
             self._begin()
             if path.is_root:
@@ -220,14 +221,14 @@ class Memory:
                     # That write landed and only its answer was lost: botocore retried it and the
                     # retry met our own object (412). Applying the change again would insert twice.
                     return refused[1]
-                new_text, result = change(text)
+                new_text, describe = change(text)
                 new_text = self._check_content(path, new_text, len(text.encode("utf-8")), False)
                 try:
                     self.vault.write(path, new_text, if_match=etag)
-                    return result
+                    return describe(new_text)
                 except (PreconditionFailed, ConditionalConflict):
                     log.info("s3memory: concurrent write detected; re-reading")
-                    refused = (new_text, result)
+                    refused = (new_text, describe(new_text))
                     continue
                 except NotFound:
                     raise CommandError(missing) from None
@@ -238,9 +239,17 @@ class Memory:
         old = _require_str(old_str, "old_str")
         new = _require_str(new_str, "new_str")
 
-        def change(text: str) -> tuple[str, str]:
+        def change(text: str) -> tuple[str, Callable[[str], str]]:
             result = edit.replace_unique(text, old, new, path.display)
-            return result.text, fmt.edited_snippet(result.snippet, result.snippet_first)
+
+            def describe(stored: str) -> str:
+                # The guard may have redacted what is stored: show the stored lines, not the request's.
+                lines = edit.split_lines(stored)
+                removed = len(edit.split_lines(result.text)) - len(lines)
+                last = result.snippet_first + len(result.snippet) - 1 - removed
+                return fmt.edited_snippet(lines[result.snippet_first - 1 : last], result.snippet_first)
+
+            return result.text, describe
 
         return self._edit(path, fmt.does_not_exist_long(path.display), change)
 
@@ -248,8 +257,8 @@ class Memory:
         path = self.vault.parse(raw_path)
         new = _require_str(insert_text, "insert_text")
 
-        def change(text: str) -> tuple[str, str]:
-            return edit.insert_text(text, insert_line, new), fmt.inserted(path.display)
+        def change(text: str) -> tuple[str, Callable[[str], str]]:
+            return edit.insert_text(text, insert_line, new), lambda _stored: fmt.inserted(path.display)
 
         return self._edit(path, fmt.does_not_exist(path.display), change)
 
@@ -296,6 +305,7 @@ class Memory:
             self._check_placement(new, fmt.destination_exists(new.display))
             if listing and self.vault.store.head(self.vault.key(new)) is not None:
                 raise CommandError(fmt.destination_exists(new.display))
+            self.guard.scan("", new.display)  # the new name becomes an (unencrypted) object key
             if not listing:  # a single file: re-encrypt for its new path, then drop the old object
                 try:
                     new_etag = self.vault.write(new, text, if_none_match=True)

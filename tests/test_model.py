@@ -1,0 +1,369 @@
+"""Model-based test: random command sequences against S3MemoryTool (moto) and a plain model.
+
+The model is written from shared/memory-tool-spec.md alone, with none of s3memory's code: the
+memory is a dict {path segments: text}; a directory exists while some file lies below it. Every
+command's answer, success string or error text, must be identical in both.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any
+
+import boto3
+from anthropic.lib.tools import ToolError
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, precondition, rule, run_state_machine_as_test
+from moto import mock_aws
+
+from s3memory import LocalKeys, S3MemoryTool
+from tests.support import LOCAL_KEY, REGION
+
+ROOT = "/memories"
+Segments = tuple[str, ...]
+
+
+class Refused(Exception):
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+# --- the model (spec only) -------------------------------------------------------------
+
+
+def parse(raw: str) -> Segments:
+    """Spec "Paths": reasons for the cases the spec leaves open are the implementation's phrases."""
+    shown = raw.replace("\\", "\\\\")  # escaped for display, repr-style
+
+    def bad(reason: str) -> Refused:
+        return Refused(f"Error: Invalid path {shown}: {reason}")
+
+    if "\\" in raw:
+        raise bad("it contains a backslash")
+    if any(
+        raw[i] == "%" and all(c in "0123456789abcdefABCDEF" for c in raw[i + 1 : i + 3]) for i in range(len(raw) - 2)
+    ):
+        raise bad("it contains a percent-encoded sequence")
+    if raw != ROOT and not raw.startswith(ROOT + "/"):
+        raise bad("it must start with /memories")
+    body = raw[len(ROOT) + 1 :].removesuffix("/")
+    if not body:
+        return ()
+    segments = tuple(body.split("/"))
+    for seg in segments:
+        if seg == "":
+            raise bad("it contains an empty segment")
+        if seg in (".", ".."):
+            raise bad(f"it contains '{seg}'")
+    return segments
+
+
+def show(path: Segments) -> str:
+    return ROOT + "".join("/" + s for s in path)
+
+
+def size(text: str) -> str:
+    n = len(text.encode("utf-8"))
+    assert n < 1024  # the texts used here stay small
+    return f"{n}B"
+
+
+def lines_of(text: str) -> list[str]:
+    parts = text.split("\n")
+    return parts[:-1] if parts[-1] == "" else parts
+
+
+def numbered(lines: list[str], first: int) -> list[str]:
+    return [f"{first + i:>6}\t{line}" for i, line in enumerate(lines)]
+
+
+@dataclass
+class Model:
+    files: dict[Segments, str] = field(default_factory=dict)
+
+    def is_dir(self, path: Segments) -> bool:
+        return path == () or any(p[: len(path)] == path and len(p) > len(path) for p in self.files)
+
+    def file_above(self, path: Segments) -> Segments | None:
+        return next((path[:i] for i in range(1, len(path)) if path[:i] in self.files), None)
+
+    def view(self, raw: str, view_range: list[int] | None) -> str:
+        path = parse(raw)
+        if path in self.files:
+            lines = lines_of(self.files[path])
+            first, n = 1, len(lines)
+            if view_range is not None:
+                start, end = view_range
+                if start < 1 or start > n or (end != -1 and end < start):
+                    raise Refused(
+                        f"Error: Invalid `view_range` parameter: [{start}, {end}]. "
+                        f"It should be within the range of lines of the file: [1, {n}]"
+                    )
+                first, lines = start, lines[start - 1 : n if end == -1 else min(end, n)]
+            return "\n".join([f"Here's the content of {show(path)} with line numbers:", *numbered(lines, first)])
+        if not self.is_dir(path):
+            raise Refused(f"The path {show(path)} does not exist. Please provide a valid path.")
+        entries: dict[Segments, str | None] = {}  # relative path → file size, or None for a directory
+        for p, text in self.files.items():
+            rel = p[len(path) :]
+            if p[: len(path)] != path or not rel or any(s.startswith(".") or s == "node_modules" for s in rel):
+                continue
+            for depth in range(1, min(len(rel), 3)):
+                entries[rel[:depth]] = None
+            if len(rel) <= 2:
+                entries[rel] = size(text)
+        lines = [
+            f"Here're the files and directories up to 2 levels deep in {show(path)}, excluding hidden items and "
+            "node_modules:",
+            f"4.0K\t{show(path)}",
+        ]
+        for rel in sorted(entries):  # tuple order is depth-first with each level sorted by name
+            kind = entries[rel]
+            lines.append(f"{kind or '4.0K'}\t{show(path + rel)}{'' if kind else '/'}")
+        return "\n".join(lines)
+
+    def create(self, raw: str, text: str) -> str:
+        path = parse(raw)
+        if path == () or self.is_dir(path):
+            raise Refused(f"Error: File {show(path)} already exists")
+        above = self.file_above(path)
+        if above is not None:
+            raise Refused(f"Error: Cannot create {show(path)}: {show(above)} is a file")
+        if path in self.files:
+            raise Refused(f"Error: File {show(path)} already exists")
+        self.files[path] = text
+        return f"File created successfully at: {show(path)}"
+
+    def str_replace(self, raw: str, old: str, new: str) -> str:
+        path = parse(raw)
+        if path not in self.files:
+            raise Refused(f"Error: The path {show(path)} does not exist. Please provide a valid path.")
+        text = self.files[path]
+        starts = [i for i in range(len(text)) if old and text.startswith(old, i)]
+        if not starts:
+            raise Refused(f"No replacement was performed, old_str `{old}` did not appear verbatim in {show(path)}.")
+        if len(starts) > 1:
+            where = ", ".join(str(text.count("\n", 0, i) + 1) for i in starts)
+            raise Refused(
+                f"No replacement was performed. Multiple occurrences of old_str `{old}` in lines: {where}. "
+                "Please ensure it is unique"
+            )
+        pos = starts[0]
+        result = text[:pos] + new + text[pos + len(old) :]
+        self.files[path] = result
+        first = text.count("\n", 0, pos) + 1
+        last = result.count("\n", 0, pos + len(new) - 1) + 1 if new else first
+        lines = lines_of(result)
+        lo, hi = max(1, first - 4), min(len(lines), last + 4)
+        head = "The memory file has been edited. Here is the snippet showing the change (with line numbers):"
+        return "\n".join([head, *numbered(lines[lo - 1 : hi], lo)])
+
+    def insert(self, raw: str, line: int, new: str) -> str:
+        path = parse(raw)
+        if path not in self.files:
+            raise Refused(f"Error: The path {show(path)} does not exist")
+        text = self.files[path]
+        lines = lines_of(text)
+        if not 0 <= line <= len(lines):
+            raise Refused(
+                f"Error: Invalid `insert_line` parameter: {line}. "
+                f"It should be within the range of lines of the file: [0, {len(lines)}]"
+            )
+        before = "".join(f"{x}\n" for x in lines[:line])
+        after = lines[line:]
+        rest = "\n".join(after) + ("\n" if after and text.endswith("\n") else "")
+        self.files[path] = before + (new if new.endswith("\n") else new + "\n") + rest
+        return f"The file {show(path)} has been edited."
+
+    def delete(self, raw: str) -> str:
+        path = parse(raw)
+        if path == ():
+            raise Refused("Error: Cannot delete the /memories directory itself")
+        doomed = [p for p in self.files if p[: len(path)] == path]
+        if not doomed:
+            raise Refused(f"Error: The path {show(path)} does not exist")
+        for p in doomed:
+            del self.files[p]
+        return f"Successfully deleted {show(path)}"
+
+    def rename(self, raw_old: str, raw_new: str) -> str:
+        old, new = parse(raw_old), parse(raw_new)
+        if old == ():
+            raise Refused("Error: Cannot rename the /memories directory itself")
+        if old not in self.files:
+            if not self.is_dir(old):
+                raise Refused(f"Error: The path {show(old)} does not exist")
+            if new == old:
+                raise Refused(f"Error: The destination {show(new)} already exists")
+            if new[: len(old)] == old:
+                raise Refused(f"Error: Cannot move {show(old)} into itself")
+        if new == () or self.is_dir(new) or new in self.files:
+            raise Refused(f"Error: The destination {show(new)} already exists")
+        above = self.file_above(new)
+        if above is not None:
+            raise Refused(f"Error: Cannot create {show(new)}: {show(above)} is a file")
+        for p in [p for p in self.files if p[: len(old)] == old]:
+            self.files[new + p[len(old) :]] = self.files.pop(p)
+        return f"Successfully renamed {show(old)} to {show(new)}"
+
+
+# --- the machine -----------------------------------------------------------------------
+
+PATHS = [
+    "/memories",
+    "/memories/",
+    "/memories/a.txt",
+    "/memories/b.md",
+    "/memories/d1",
+    "/memories/d1/",
+    "/memories/d1/c.txt",
+    "/memories/d1/d2",
+    "/memories/d1/d2/e.txt",
+    "/memories/d1/d2/d3",
+    "/memories/d1/.h",
+    "/memories/.hidden",
+    "/memories/node_modules/m.js",
+    "/memories/x/y",
+]
+INVALID = [
+    "/memoriesX/a",
+    "memories/a.txt",
+    "/memories/../a.txt",
+    "/memories/./a.txt",
+    "/memories//a.txt",
+    "/memories/a\\b",
+    "/memories/%2e%2e/a",
+]
+FILES = [p for p in PATHS if "." in p.rsplit("/", 1)[1] or p.endswith("/d3")]
+any_path = st.one_of(st.sampled_from(FILES), st.sampled_from(FILES), st.sampled_from(PATHS), st.sampled_from(INVALID))
+texts = st.sampled_from(
+    ["", "x", "hello\nworld\n", "a\na\n", "one\ntwo\nthree", "aa", "é\n", "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n"]
+)
+olds = st.sampled_from(["", "x", "a", "aa", "hello", "world\n", "two", "\n", "é", "5\n6", "missing"])
+news = st.sampled_from(["", "y", "b\nc", "HELLO\n", "aa"])
+inserts = st.sampled_from(["", "new", "two\nlines", "ends\n"])
+insert_lines = st.sampled_from([-1, 0, 1, 2, 3, 11])
+ranges = st.sampled_from([None, [1, -1], [1, 1], [2, 3], [0, 1], [3, 2], [1, 100], [2, -1], [11, 11]])
+
+STATS = {"steps": 0, "examples": 0, "errors": 0}
+_BUCKETS = itertools.count()
+
+
+class MemoryMachine(RuleBasedStateMachine):
+    s3: Any = None
+
+    def __init__(self) -> None:
+        super().__init__()
+        bucket = f"s3memory-model-{next(_BUCKETS)}"  # a fresh bucket per example keeps moto's listings small
+        self.s3.create_bucket(Bucket=bucket)
+        self.tool = S3MemoryTool(
+            bucket=bucket, agent_id="model", keys=LocalKeys(LOCAL_KEY), s3_client=self.s3, max_workers=2
+        )
+        self.model = Model()
+        STATS["examples"] += 1
+
+    def teardown(self) -> None:
+        self.tool.close()
+
+    def check(self, expect: Any, **command: Any) -> None:
+        STATS["steps"] += 1
+        try:
+            expected: tuple[bool, str] = (True, expect())
+        except Refused as refused:
+            expected = (False, refused.message)
+            STATS["errors"] += 1
+        try:
+            actual: tuple[bool, str] = (True, self.tool.call(command))
+        except ToolError as exc:
+            actual = (False, str(exc.content))
+        assert actual == expected, f"{command}\nmodel files: {self.model.files}"
+
+    def pick(self, data: st.DataObject) -> str:
+        """Mostly a file or directory that exists now (as the model would address it), else any path."""
+        existing = sorted({show(p[:i]) for p in self.model.files for i in range(1, len(p) + 1)})
+        if existing and data.draw(st.integers(0, 2)):
+            return data.draw(st.sampled_from(existing))
+        return data.draw(any_path)
+
+    @rule(data=st.data(), view_range=ranges)
+    def view(self, data: st.DataObject, view_range: list[int] | None) -> None:
+        path = self.pick(data)
+        command: dict[str, Any] = {"command": "view", "path": path}
+        if view_range is not None:
+            command["view_range"] = view_range
+        self.check(lambda: self.model.view(path, view_range), **command)
+
+    @rule(path=any_path, text=texts)
+    def create(self, path: str, text: str) -> None:
+        self.check(lambda: self.model.create(path, text), command="create", path=path, file_text=text)
+
+    @rule(path=st.sampled_from(FILES), text=texts)
+    def create_file(self, path: str, text: str) -> None:
+        """A second create rule, on file names only, so that sequences build up some content."""
+        self.create(path, text)
+
+    @precondition(lambda self: self.model.files)  # edits of missing paths still come from pick()
+    @rule(data=st.data(), old=olds, new=news)
+    def str_replace(self, data: st.DataObject, old: str, new: str) -> None:
+        path = self.pick(data)
+        self.check(
+            lambda: self.model.str_replace(path, old, new), command="str_replace", path=path, old_str=old, new_str=new
+        )
+
+    @precondition(lambda self: self.model.files)  # edits of missing paths still come from pick()
+    @rule(data=st.data(), line=insert_lines, text=inserts)
+    def insert(self, data: st.DataObject, line: int, text: str) -> None:
+        path = self.pick(data)
+        self.check(
+            lambda: self.model.insert(path, line, text),
+            command="insert",
+            path=path,
+            insert_line=line,
+            insert_text=text,
+        )
+
+    @precondition(lambda self: self.model.files)  # edits of missing paths still come from pick()
+    @rule(data=st.data())
+    def delete(self, data: st.DataObject) -> None:
+        path = self.pick(data)
+        self.check(lambda: self.model.delete(path), command="delete", path=path)
+
+    @precondition(lambda self: self.model.files)  # edits of missing paths still come from pick()
+    @rule(data=st.data(), new=any_path)
+    def rename(self, data: st.DataObject, new: str) -> None:
+        old = self.pick(data)
+        self.check(lambda: self.model.rename(old, new), command="rename", old_path=old, new_path=new)
+
+
+def test_tool_matches_the_spec_model():
+    with mock_aws():
+        MemoryMachine.s3 = boto3.client("s3", region_name=REGION)
+        run_state_machine_as_test(
+            MemoryMachine,
+            settings=settings(
+                max_examples=40,
+                stateful_step_count=25,
+                deadline=None,
+                derandomize=True,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+            ),
+        )
+    assert STATS["steps"] >= 40
+    print(
+        f"\n[model] {STATS['examples']} examples, {STATS['steps']} commands compared "
+        f"({STATS['errors']} expected errors)"
+    )
+
+
+def test_the_model_itself_on_the_documentation_example():
+    """The model reproduces the spec's literal example, so it is not trivially agreeing with the tool."""
+    model = Model()
+    model.create("/memories/customer_service_guidelines.xml", "x" * 1000)
+    model.create("/memories/refund_policies.xml", "y" * 1000)
+    assert model.view("/memories", None) == (
+        "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\n"
+        "4.0K\t/memories\n1000B\t/memories/customer_service_guidelines.xml\n1000B\t/memories/refund_policies.xml"
+    )
