@@ -157,6 +157,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--agent", type=_agent_id, help="only this agent (default: every agent under the prefix)")
     p.add_argument("--json", action="store_true", help="output JSON")
 
+    p = _command(sub, "repair", "complete interrupted directory renames and deletes of an agent (roll forward)",
+                 "s3memory repair --agent support-agent-1", ok_failed, [conn])  # fmt: skip
+    p.add_argument("--agent", type=_agent_id, required=True, help="agent id")
+
     p = _command(sub, "prune", "delete an agent's files not modified for a given time",
                  "s3memory prune --agent support-agent-1 --older-than 90d --dry-run", ok_failed,
                  [conn, bulk])  # fmt: skip

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from mypy_boto3_kms import KMSClient
 
     from .admin_store import AdminStore
+    from .commands import Memory
     from .keys import Keys
     from .ops import Pool, Problem
     from .vault import Vault
@@ -214,15 +215,27 @@ def _chat(args: argparse.Namespace, tool: Any, agent: str, model: str, where: st
 # --- ls, cat ---------------------------------------------------------------------------
 
 
-def _view(args: argparse.Namespace, view_range: list[int] | None) -> str:
+def _memory(ctx: Context, agent: str) -> Memory:
+    """The tool's command engine for `agent`, without the SDK (no anthropic import)."""
     from .commands import Limits, Memory
     from .guard import SecretGuard
 
+    s = ctx.settings
+    limits = Limits(s.max_file_bytes, s.max_view_chars, s.max_agent_bytes, s.max_agent_files)
+    return Memory(ctx.vault(agent), ctx.pool.executor, limits, SecretGuard(s.guard))
+
+
+def _view(args: argparse.Namespace, view_range: list[int] | None) -> str:
     with connect(args) as ctx:
-        s = ctx.settings
-        limits = Limits(s.max_file_bytes, s.max_view_chars, s.max_agent_bytes, s.max_agent_files)
-        memory = Memory(ctx.vault(args.agent), ctx.pool.executor, limits, SecretGuard(s.guard))
-        return memory.view(args.path, view_range)
+        return _memory(ctx, args.agent).view(args.path, view_range)
+
+
+def run_repair(args: argparse.Namespace) -> int:
+    """Complete any interrupted directory rename or delete of the agent (roll forward)."""
+    with connect(args) as ctx:
+        count = _memory(ctx, args.agent).recover()
+    say(f"completed {count} interrupted change(s) for agent {args.agent}")
+    return EXIT_OK
 
 
 def run_ls(args: argparse.Namespace) -> int:

@@ -24,7 +24,7 @@ from tests.support import BUCKET, LOCAL_KEY, ok
 
 ROOT = str(Path(__file__).resolve().parents[1])
 LOCAL = base64.b64encode(LOCAL_KEY).decode()
-COMMANDS = ["demo", "chat", "ls", "cat", "agents", "export", "import", "purge", "rewrap", "verify", "prune"]
+COMMANDS = ["demo", "chat", "ls", "cat", "agents", "export", "import", "purge", "rewrap", "verify", "repair", "prune"]
 
 
 @pytest.fixture(autouse=True)
@@ -36,10 +36,10 @@ def reuse_clients(monkeypatch):
     made: dict[tuple[object, ...], tuple[object, object]] = {}
     build = Settings.clients
 
-    def clients(self):
-        key = (self.profile, self.region, self.endpoint_url, self.max_workers)
+    def clients(self, agent_id=None):
+        key = (self.profile, self.region, self.endpoint_url, self.max_workers, agent_id)
         if key not in made:
-            made[key] = build(self)
+            made[key] = build(self, agent_id)
         return made[key]
 
     monkeypatch.setattr(Settings, "clients", clients)
@@ -391,3 +391,41 @@ def test_demo_still_runs(capsys):
         "Embedded moto S3 bucket 's3memory-demo', KMS key alias/s3memory-demo, agent 'support-agent-1'\n"
     )
     assert "Does the body contain the text 'refund'? False" in out
+
+
+# --- repair ----------------------------------------------------------------------------
+
+
+class Crash(Exception):
+    """Stands for the process dying in the middle of an operation."""
+
+
+def test_repair_completes_an_interrupted_directory_rename(env, capsys, make_tool):
+    tool = make_tool()
+    for name in ("a.md", "b.md"):
+        ok(tool, command="create", path=f"/memories/old/{name}", file_text=f"text of {name}\n")
+
+    def die(**_):
+        raise Crash
+
+    env.meta.events.register("before-call.s3.DeleteObjects", die)
+    with pytest.raises(Crash):
+        tool.call({"command": "rename", "old_path": "/memories/old", "new_path": "/memories/new"})
+    env.meta.events.unregister("before-call.s3.DeleteObjects", die)
+    keys = sorted(o["Key"] for o in env.list_objects_v2(Bucket=BUCKET)["Contents"])
+    assert [k for k in keys if "/.s3memory/intents/" in k] != []  # the intent record is still there
+    assert [k for k in keys if "/.s3memory/" not in k] == [
+        "agents/agent-42/new/a.md", "agents/agent-42/new/b.md", "agents/agent-42/old/a.md", "agents/agent-42/old/b.md",
+    ]  # fmt: skip
+
+    assert run(capsys, "repair", "--agent", "agent-42") == (
+        0, "completed 1 interrupted change(s) for agent agent-42\n", ""
+    )  # fmt: skip
+    keys = sorted(o["Key"] for o in env.list_objects_v2(Bucket=BUCKET)["Contents"])
+    assert keys == ["agents/agent-42/new/a.md", "agents/agent-42/new/b.md"]
+    assert run(capsys, "cat", "--agent", "agent-42", "/memories/new/b.md") == (
+        0, "Here's the content of /memories/new/b.md with line numbers:\n     1\ttext of b.md\n", ""
+    )  # fmt: skip
+    assert run(capsys, "repair", "--agent", "agent-42") == (
+        0, "completed 0 interrupted change(s) for agent agent-42\n", ""
+    )  # fmt: skip
