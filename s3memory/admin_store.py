@@ -13,7 +13,6 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from .errors import NotFound
 from .store import DELETE_BATCH, ObjectStore, translate
 
 
@@ -36,14 +35,8 @@ class Head:
 class AdminStore(ObjectStore):
     def head_metadata(self, key: str) -> Head | None:
         """The object's ETag and user metadata (one HeadObject); None if it does not exist."""
-        try:
-            resp = self.s3.head_object(Bucket=self.bucket, Key=key)
-        except (ClientError, BotoCoreError) as err:
-            mapped = translate(err, "HeadObject")
-            if isinstance(mapped, NotFound):
-                return None
-            raise mapped from err
-        return Head(resp.get("ETag", ""), dict(resp.get("Metadata", {})))
+        info = self.head(key)
+        return None if info is None else Head(info.etag, info.metadata)
 
     def replace_metadata(self, key: str, metadata: Mapping[str, str], *, if_match: str) -> str:
         """Copy the object onto itself with new user metadata, only if it still has ETag `if_match`.

@@ -81,6 +81,7 @@ class ObjectInfo:
     size: int
     etag: str = ""
     last_modified: datetime | None = None
+    metadata: dict[str, str] = field(default_factory=dict)  # filled by `head`, not by listings
 
 
 @dataclass
@@ -115,7 +116,13 @@ class ObjectStore:
             if isinstance(mapped, NotFound):
                 return None
             raise mapped from err
-        return ObjectInfo(key, int(resp.get("ContentLength", 0)), resp.get("ETag", ""), resp.get("LastModified"))
+        return ObjectInfo(
+            key,
+            int(resp.get("ContentLength", 0)),
+            resp.get("ETag", ""),
+            resp.get("LastModified"),
+            dict(resp.get("Metadata", {})),
+        )
 
     def put(
         self,

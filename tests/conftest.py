@@ -81,3 +81,14 @@ def make_tool(s3: Any, kms: Any, request: pytest.FixtureRequest) -> Iterator[Cal
 @pytest.fixture
 def tool(make_tool: Callable[..., S3MemoryTool]) -> S3MemoryTool:
     return make_tool()
+
+
+@pytest.fixture
+def env(monkeypatch: pytest.MonkeyPatch, s3: Any) -> Any:
+    """S3MEMORY_* set for the moto bucket with the local test key (CLI tests); returns the S3 client."""
+    import base64
+
+    monkeypatch.setenv("S3MEMORY_BUCKET", BUCKET)
+    monkeypatch.setenv("S3MEMORY_PREFIX", "agents/")
+    monkeypatch.setenv("S3MEMORY_LOCAL_KEY", base64.b64encode(LOCAL_KEY).decode())
+    return s3

@@ -45,14 +45,6 @@ def reuse_clients(monkeypatch):
     monkeypatch.setattr(Settings, "clients", clients)
 
 
-@pytest.fixture
-def env(monkeypatch, s3):
-    monkeypatch.setenv("S3MEMORY_BUCKET", BUCKET)
-    monkeypatch.setenv("S3MEMORY_PREFIX", "agents/")
-    monkeypatch.setenv("S3MEMORY_LOCAL_KEY", LOCAL)
-    return s3
-
-
 def run(capsys, *argv: str) -> tuple[int, str, str]:
     code = main(list(argv))
     out, err = capsys.readouterr()

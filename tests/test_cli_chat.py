@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import BUCKET, ok
+from tests.support import ok
 from tests.test_cli import LOCAL, reuse_clients, run  # noqa: F401 - an autouse fixture
 
 CONTEXT_MANAGEMENT = {
@@ -84,14 +84,6 @@ def api(monkeypatch) -> Iterator[StubAPI]:
     yield stub
     stub.server.shutdown()
     stub.server.server_close()
-
-
-@pytest.fixture
-def env(monkeypatch, s3):
-    monkeypatch.setenv("S3MEMORY_BUCKET", BUCKET)
-    monkeypatch.setenv("S3MEMORY_PREFIX", "agents/")
-    monkeypatch.setenv("S3MEMORY_LOCAL_KEY", LOCAL)
-    return s3
 
 
 def test_chat_without_an_api_key_is_a_config_error(capsys, monkeypatch, env):

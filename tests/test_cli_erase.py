@@ -24,14 +24,6 @@ from tests.support import BUCKET, REGION, ok
 from tests.test_cli import LOCAL, reuse_clients, run  # noqa: F401 - an autouse fixture
 
 
-@pytest.fixture
-def env(monkeypatch, s3):
-    monkeypatch.setenv("S3MEMORY_BUCKET", BUCKET)
-    monkeypatch.setenv("S3MEMORY_PREFIX", "agents/")
-    monkeypatch.setenv("S3MEMORY_LOCAL_KEY", LOCAL)
-    return s3
-
-
 class TTYInput(io.StringIO):
     def isatty(self) -> bool:
         return True

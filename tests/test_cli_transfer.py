@@ -25,14 +25,6 @@ FILES = {
 
 
 @pytest.fixture
-def env(monkeypatch, s3):
-    monkeypatch.setenv("S3MEMORY_BUCKET", BUCKET)
-    monkeypatch.setenv("S3MEMORY_PREFIX", "agents/")
-    monkeypatch.setenv("S3MEMORY_LOCAL_KEY", LOCAL)
-    return s3
-
-
-@pytest.fixture
 def stocked(env, make_tool):
     tool = make_tool("ann")
     for rel, text in FILES.items():
