@@ -114,9 +114,14 @@ def new_tool(s3: Any) -> Iterator[Callable[..., S3MemoryTool]]:
     """A new tool instance (a fresh process as far as recovery is concerned); closed at teardown."""
     made: list[S3MemoryTool] = []
 
-    def factory(agent: str, keys: Keys | None = None) -> S3MemoryTool:
+    def factory(agent: str, keys: Keys | None = None, workers: int = 4) -> S3MemoryTool:
         tool = S3MemoryTool(
-            bucket=BUCKET, agent_id=agent, keys=keys or LocalKeys(LOCAL_KEY), s3_client=s3, prefix=PREFIX, max_workers=4
+            bucket=BUCKET,
+            agent_id=agent,
+            keys=keys or LocalKeys(LOCAL_KEY),
+            s3_client=s3,
+            prefix=PREFIX,
+            max_workers=workers,
         )
         made.append(tool)
         return tool
@@ -216,11 +221,15 @@ OPS = {
 
 
 def _prepare(
-    s3: Any, new_tool: Callable[..., S3MemoryTool], agent: str, keys: Callable[[], Keys] | None = None
+    s3: Any,
+    new_tool: Callable[..., S3MemoryTool],
+    agent: str,
+    keys: Callable[[], Keys] | None = None,
+    workers: int = 4,
 ) -> S3MemoryTool:
     """Seed a fresh agent, then start the instance that will run the operation (own key cache)."""
     _seed(_vault(s3, agent, keys() if keys else None))
-    actor = new_tool(agent, keys() if keys else None)
+    actor = new_tool(agent, keys() if keys else None, workers)
     assert ok(actor, command="view", path="/memories") == VIEW_BEFORE  # its own start-up recovery is done
     return actor
 
@@ -300,7 +309,9 @@ def test_crash_during_recovery_at_every_call(s3, killer, new_tool):
     assert first_crash < len(calls)
 
     def crashed(agent: str) -> None:
-        actor = _prepare(s3, new_tool, agent)
+        # One worker: which copies were done when the crash hit must be the same every time,
+        # or the recovering instance's call count (the sweep's range) would vary between runs.
+        actor = _prepare(s3, new_tool, agent, workers=1)
         killer.arm(first_crash)
         with pytest.raises(Crash):
             actor.call(RENAME)
