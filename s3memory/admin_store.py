@@ -13,7 +13,7 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from .store import DELETE_BATCH, ObjectStore, translate
+from .store import ObjectStore, translate
 
 
 @dataclass(frozen=True)
@@ -82,19 +82,9 @@ class AdminStore(ObjectStore):
         Returns {version: error code} for each one S3 listed under `Errors` (the request answers
         200 even then). A version that no longer exists counts as deleted.
         """
+        by_id = {(v.key, v.version_id): v for v in versions}
         failed: dict[Version, str] = {}
-        for start in range(0, len(versions), DELETE_BATCH):
-            batch = versions[start : start + DELETE_BATCH]
-            by_id = {(v.key, v.version_id): v for v in batch}
-            objects: list[Any] = [{"Key": v.key, "VersionId": v.version_id} for v in batch]
-            try:
-                resp = self.s3.delete_objects(Bucket=self.bucket, Delete={"Objects": objects, "Quiet": True})
-            except (ClientError, BotoCoreError) as err:
-                raise translate(err, "DeleteObjects") from err
-            for error in resp.get("Errors", []):
-                code = error.get("Code", "Unknown")
-                if code in ("NoSuchKey", "NoSuchVersion"):
-                    continue
-                key, version_id = error.get("Key", ""), error.get("VersionId") or "null"
-                failed[by_id.get((key, version_id)) or Version(key, version_id, False)] = code
+        for error in self.delete_objects([{"Key": v.key, "VersionId": v.version_id} for v in versions]):
+            key, version_id = error.get("Key", ""), error.get("VersionId") or "null"
+            failed[by_id.get((key, version_id)) or Version(key, version_id, False)] = error.get("Code", "Unknown")
         return failed

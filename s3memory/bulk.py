@@ -198,7 +198,7 @@ class Bulk:
     def _apply(self, intent: Intent) -> _Outcome:
         src_prefix = self.vault.dir_prefix(intent.src)
         if intent.op == "delete":
-            self._delete([(src_prefix + rel, etag) for rel, etag in intent.items])
+            self.delete_keys([(src_prefix + rel, etag) for rel, etag in intent.items])
             return _Outcome(found=len(intent.items))
         assert intent.dst is not None
         dst = intent.dst
@@ -216,10 +216,10 @@ class Bulk:
                 deletable.append((self.vault.key(source), etag))
             elif state == "unreadable":
                 outcome.unreadable.append(source)
-        self._delete(deletable)
+        self.delete_keys(deletable)
         return outcome
 
-    def _delete(self, items: list[tuple[str, str]]) -> None:
+    def delete_keys(self, items: list[tuple[str, str]]) -> None:
         """Delete (key, ETag) pairs; a key changed since (412) is kept, as is any newer version."""
         failed = self.vault.store.delete_many([(key, etag or None) for key, etag in items])
         hard = {code for code in failed.values() if code != "PreconditionFailed"}

@@ -98,15 +98,15 @@ class Memory:
         with self._storage_errors(ROOT):
             pending = self.vault.store.exists_under(self.vault.dir_prefix(INTENTS))
         if pending:
-            with self._storage_errors(ROOT, partial=True):
-                count = self.bulk.recover()
-            if count:
-                log.info("s3memory: completed %d interrupted change(s)", count)
+            self.recover()
         self._recovered = True
 
     def recover(self) -> int:
+        """Complete every interrupted directory change of the agent; returns how many."""
         with self._storage_errors(ROOT, partial=True):
             count = self.bulk.recover()
+        if count:
+            log.info("s3memory: completed %d interrupted change(s)", count)
         self._recovered = True
         return count
 
@@ -323,10 +323,7 @@ class Memory:
     def clear_all(self) -> str:
         """Delete every object of this agent (bookkeeping included). Not a model command."""
         with self._storage_errors(ROOT):
-            listing = self.vault.store.list_all(self.vault.root)
-            failed = self.vault.store.delete_many([(obj.key, None) for obj in listing])
-            if failed:
-                raise StorageError(sorted(set(failed.values()))[0], "DeleteObjects")
+            self.bulk.delete_keys([(obj.key, "") for obj in self.vault.store.list_all(self.vault.root)])
         return "All memory cleared"
 
     def _settle_failed_move(

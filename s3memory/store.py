@@ -160,23 +160,27 @@ class ObjectStore:
     def delete_many(self, items: Sequence[tuple[str, str | None]]) -> dict[str, str]:
         """Delete (key, etag-or-None) pairs in batches of 1,000.
 
-        `DeleteObjects` answers 200 even when keys fail, so each response's `Errors` is read:
-        returns {key: error code} for every key that was not deleted (a missing key counts
-        as deleted).
+        Returns {key: error code} for every key that was not deleted (a missing key counts as
+        deleted).
         """
-        failed: dict[str, str] = {}
-        for start in range(0, len(items), DELETE_BATCH):
-            batch = items[start : start + DELETE_BATCH]
-            objects: list[Any] = [{"Key": key, "ETag": etag} if etag else {"Key": key} for key, etag in batch]
+        objects: list[Any] = [{"Key": key, "ETag": etag} if etag else {"Key": key} for key, etag in items]
+        return {error.get("Key", ""): error.get("Code", "Unknown") for error in self.delete_objects(objects)}
+
+    def delete_objects(self, objects: Sequence[Any]) -> list[Any]:
+        """`DeleteObjects` in batches of 1,000; returns the `Errors` entries of every response.
+
+        `DeleteObjects` answers 200 even when keys fail, so each response's `Errors` is read.
+        An object or version that no longer exists counts as deleted and is not returned.
+        """
+        errors: list[Any] = []
+        for start in range(0, len(objects), DELETE_BATCH):
+            batch = list(objects[start : start + DELETE_BATCH])
             try:
-                resp = self.s3.delete_objects(Bucket=self.bucket, Delete={"Objects": objects, "Quiet": True})
+                resp = self.s3.delete_objects(Bucket=self.bucket, Delete={"Objects": batch, "Quiet": True})
             except (ClientError, BotoCoreError) as err:
                 raise translate(err, "DeleteObjects") from err
-            for error in resp.get("Errors", []):
-                code = error.get("Code", "Unknown")
-                if code != "NoSuchKey":
-                    failed[error.get("Key", "")] = code
-        return failed
+            errors += [e for e in resp.get("Errors", []) if e.get("Code") not in ("NoSuchKey", "NoSuchVersion")]
+        return errors
 
     def list_page(
         self,

@@ -382,3 +382,17 @@ def test_quota_counts_only_own_files(s3: Any, make_tool: Callable[..., Any]) -> 
         "Error: Cannot write /memories/a.md: memory would hold 251 bytes, over the limit of "
         "250 bytes for this agent. Delete or shorten files first. Nothing was changed."
     )
+
+
+def test_clear_all_memory_erases_only_this_agent(make_tool, s3):
+    ann, ann2 = make_tool("ann"), make_tool("ann2")
+    for tool in (ann, ann2):
+        ok(tool, command="create", path="/memories/a.md", file_text="a")
+        ok(tool, command="create", path="/memories/d/b.md", file_text="b")
+    assert ann.clear_all_memory() == "All memory cleared"
+    keys = sorted(o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET).get("Contents", []))
+    assert keys == ["agents/ann2/a.md", "agents/ann2/d/b.md"]
+    assert ok(ann, command="view", path="/memories") == (
+        "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\n"
+        "4.0K\t/memories"
+    )
