@@ -49,7 +49,6 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    from .commands import Limits
     from .guard import SecretGuard
     from .transfer import Importer, local_source
 
@@ -65,11 +64,10 @@ def run_import(args: argparse.Namespace) -> int:
             raise Failed(
                 f"cannot read {escape_for_display(str(source))}: {err.strerror or type(err).__name__}"
             ) from None
-        limits = Limits(s.max_file_bytes, s.max_view_chars, s.max_agent_bytes, s.max_agent_files)
         importer = Importer(
             ctx.vault(args.agent),
             ctx.pool,
-            limits,
+            s.limits(),
             SecretGuard(s.guard),
             overwrite=args.overwrite,
             dry_run=args.dry_run,

@@ -217,12 +217,11 @@ def _chat(args: argparse.Namespace, tool: Any, agent: str, model: str, where: st
 
 def _memory(ctx: Context, agent: str) -> Memory:
     """The tool's command engine for `agent`, without the SDK (no anthropic import)."""
-    from .commands import Limits, Memory
+    from .commands import Memory
     from .guard import SecretGuard
 
     s = ctx.settings
-    limits = Limits(s.max_file_bytes, s.max_view_chars, s.max_agent_bytes, s.max_agent_files)
-    return Memory(ctx.vault(agent), ctx.pool.executor, limits, SecretGuard(s.guard))
+    return Memory(ctx.vault(agent), ctx.pool.executor, s.limits(), SecretGuard(s.guard))
 
 
 def _view(args: argparse.Namespace, view_range: list[int] | None) -> str:

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from mypy_boto3_kms import KMSClient
     from mypy_boto3_s3 import S3Client
 
+    from .commands import Limits
     from .keys import Keys
 
 
@@ -64,6 +65,12 @@ class Settings(BaseSettings):
         if len(raw) != 32:
             raise ValueError("S3MEMORY_LOCAL_KEY must decode to 32 bytes")
         return raw
+
+    def limits(self) -> Limits:
+        """The command limits these settings name (file size, view size, quotas)."""
+        from .commands import Limits
+
+        return Limits(self.max_file_bytes, self.max_view_chars, self.max_agent_bytes, self.max_agent_files)
 
     # -- clients --
     def botocore_config(self) -> Any:

@@ -79,12 +79,7 @@ def settings_kwargs(settings: Settings, agent_id: str | None = None) -> dict[str
         "keys": settings.keys(kms),
         "s3_client": s3,
         "prefix": settings.prefix,
-        "limits": Limits(
-            settings.max_file_bytes,
-            settings.max_view_chars,
-            settings.max_agent_bytes,
-            settings.max_agent_files,
-        ),
+        "limits": settings.limits(),
         "guard": settings.guard,
         "max_workers": settings.max_workers,
     }
