@@ -23,7 +23,7 @@ demo: $(VENV)/.demo-installed
 
 lint: $(VENV)/.dev-installed
 	$(BIN)/ruff check s3memory tests bench terraform
-	$(BIN)/ruff format --check s3memory
+	$(BIN)/ruff format --check s3memory tests bench
 
 typecheck: $(VENV)/.dev-installed
 	$(BIN)/mypy

@@ -23,9 +23,9 @@ from typing import Any
 from botocore.exceptions import ClientError
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from s3memory import edit, paths, tree
-from s3memory import format as fmt
-from s3memory.paths import MemoryPath
+from s3memory.core import edit, paths, tree
+from s3memory.core import messages as fmt
+from s3memory.core.paths import MemoryPath
 
 TAG = 16
 MAX_VIEW_CHARS = 100_000

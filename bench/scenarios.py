@@ -27,7 +27,7 @@ from bench import trace
 from bench.latency import Meter, Phase, calls_in
 from bench.naive import NaiveError, NaiveMemory
 from s3memory import KmsKeys, S3MemoryTool
-from s3memory.paths import MemoryPath
+from s3memory.core.paths import MemoryPath
 
 try:
     from anthropic.lib.tools import BetaLocalFilesystemMemoryTool  # type: ignore[attr-defined]

@@ -34,7 +34,7 @@ SNIPPETS: dict[str, str] = {
     "import anthropic": "import anthropic",
     "import s3memory": "import s3memory",
     "import s3memory.cli": "import s3memory.cli",
-    STORAGE: "import s3memory.store, s3memory.keys, s3memory.vault, s3memory.commands",
+    STORAGE: "import s3memory.storage.store, s3memory.storage.keys, s3memory.storage.vault, s3memory.memory.engine",
     "construct S3MemoryTool (LocalKeys, default S3 client)": _NO_NETWORK
     + "import time\nfrom s3memory import S3MemoryTool, LocalKeys\n_t = time.perf_counter()\n"
     "S3MemoryTool(bucket='s3memory-bench', agent_id='a', keys=LocalKeys(bytes(32))).close()\n"
@@ -130,10 +130,10 @@ def crypto(number: int = 200, repeat: int = 200) -> dict[str, float]:
 
     Many short repeats, best kept: on a shared machine the minimum is the run nobody preempted.
     """
-    from s3memory.keys import LocalKeys
-    from s3memory.paths import MemoryPath
-    from s3memory.store import StoredObject
-    from s3memory.vault import Vault
+    from s3memory.core.paths import MemoryPath
+    from s3memory.storage.keys import LocalKeys
+    from s3memory.storage.store import StoredObject
+    from s3memory.storage.vault import Vault
 
     vault = Vault(None, LocalKeys(bytes(range(32))), "bench-agent", "agents/")  # type: ignore[arg-type]
     path = MemoryPath(("projects", "alpha", "notes.md"))

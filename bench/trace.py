@@ -12,7 +12,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from s3memory import edit
+from s3memory.core import edit
 
 ROOT = "/memories"
 TOPICS = ["projects", "customers", "decisions", "people", "research", "bugs", "meetings", "playbooks"]

@@ -2,6 +2,16 @@
 
 Names are imported lazily (PEP 562), so `import s3memory` stays cheap: `anthropic` is loaded
 only when a tool class is first used, and boto3 only when storage or keys are.
+
+The package is layered; imports point down only (a test enforces it):
+
+    cli → admin → memory → storage → core        tool → memory
+
+- `core`: pure logic (paths, messages, edits, listings, envelope, guard, limits); no I/O.
+- `storage`: S3 and KMS (object store, keys, key layout, vault, listings, clients).
+- `memory`: the six commands (`Memory`), directory changes, moves, write policy.
+- `admin`: operator library code (agents, verify, prune, purge, rewrap, export/import).
+- `cli`: the `s3memory` command line. `tool`: the SDK adapter, the only importer of `anthropic`.
 """
 
 from __future__ import annotations
@@ -14,14 +24,14 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "S3MemoryTool": "s3memory.tool",
     "AsyncS3MemoryTool": "s3memory.tool",
-    "KmsKeys": "s3memory.keys",
-    "LocalKeys": "s3memory.keys",
-    "Keys": "s3memory.keys",
-    "Limits": "s3memory.commands",
-    "Memory": "s3memory.commands",
+    "KmsKeys": "s3memory.storage.keys",
+    "LocalKeys": "s3memory.storage.keys",
+    "Keys": "s3memory.storage.keys",
+    "Limits": "s3memory.core.limits",
+    "Memory": "s3memory.memory.engine",
     "Settings": "s3memory.config",
-    "SecretGuard": "s3memory.guard",
-    "assume_agent_session": "s3memory.sts",
+    "SecretGuard": "s3memory.core.guard",
+    "assume_agent_session": "s3memory.storage.sts",
     "S3MemoryError": "s3memory.errors",
     "CommandError": "s3memory.errors",
     "IntegrityError": "s3memory.errors",
@@ -49,12 +59,13 @@ __all__ = [
 assert sorted(__all__) == sorted(_EXPORTS)
 
 if TYPE_CHECKING:
-    from .commands import Limits, Memory
     from .config import Settings
+    from .core.guard import SecretGuard
+    from .core.limits import Limits
     from .errors import CommandError, IntegrityError, KeyUnavailable, S3MemoryError, StorageError
-    from .guard import SecretGuard
-    from .keys import Keys, KmsKeys, LocalKeys
-    from .sts import assume_agent_session
+    from .memory.engine import Memory
+    from .storage.keys import Keys, KmsKeys, LocalKeys
+    from .storage.sts import assume_agent_session
     from .tool import AsyncS3MemoryTool, S3MemoryTool
 
 

@@ -1,4 +1,10 @@
-"""Settings from `S3MEMORY_*` environment variables (pydantic-settings), and the clients they imply."""
+"""Settings from `S3MEMORY_*` environment variables (pydantic-settings), and the clients they imply.
+
+`StorageSettings` is what every command needs (where the memories are, how to reach them);
+`Settings` adds the key source, limits and guard that reading and writing memory files need.
+Commands that never decrypt (agents, purge, prune) take `StorageSettings`, so they ask for no key.
+Every default comes from `core.limits`.
+"""
 
 from __future__ import annotations
 
@@ -9,44 +15,77 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from .guard import GuardMode
-from .paths import validate_prefix
+from .core import limits as defaults
+from .core.guard import GuardMode
+from .core.paths import validate_prefix
 
 if TYPE_CHECKING:
+    from botocore.config import Config
     from mypy_boto3_kms import KMSClient
     from mypy_boto3_s3 import S3Client
 
-    from .commands import Limits
-    from .keys import Keys
+    from .core.limits import Limits
+    from .storage.keys import Keys
 
 
-class Settings(BaseSettings):
-    """Everything s3memory reads from the environment. Secrets are `SecretStr` and never printed."""
+class StorageSettings(BaseSettings):
+    """Where the memories are and how to reach them. Secrets are `SecretStr` and never printed."""
 
     model_config = SettingsConfigDict(env_prefix="S3MEMORY_", extra="ignore", frozen=True)
 
     bucket: str = Field(min_length=3, max_length=63, description="S3 bucket holding the memories")
     prefix: str = Field("", description='key prefix before the agent id: "" or ending with "/"')
-    kms_key_id: str | None = Field(None, description="KMS key id, ARN or alias for data keys")
-    local_key: SecretStr | None = Field(None, description="base64 32-byte local master key (dev/tests)")
     endpoint_url: str | None = Field(None, description="S3/KMS endpoint for S3-compatible stores")
     region: str | None = None
     profile: str | None = None
     agent_role_arn: str | None = Field(None, description="role assumed per agent (see assume_agent_session)")
-    max_file_bytes: int = Field(1024 * 1024, gt=0)
-    max_view_chars: int = Field(100_000, ge=1000)
-    max_agent_bytes: int | None = Field(None, gt=0)
-    max_agent_files: int | None = Field(None, gt=0)
-    guard: GuardMode = "block"
-    key_cache_seconds: float = Field(300.0, gt=0)
-    key_cache_objects: int = Field(1000, gt=0)
-    max_workers: int = Field(16, ge=1, le=256)
-    max_attempts: int = Field(5, ge=1, le=20)
+    max_workers: int = Field(defaults.DEFAULT_MAX_WORKERS, ge=1, le=defaults.MAX_WORKERS)
+    max_attempts: int = Field(defaults.DEFAULT_MAX_ATTEMPTS, ge=1, le=20)
 
     @field_validator("prefix")
     @classmethod
     def _prefix(cls, value: str) -> str:
         return validate_prefix(value)
+
+    def botocore_config(self) -> Config:
+        from .storage.clients import botocore_config
+
+        return botocore_config(max_attempts=self.max_attempts, max_workers=self.max_workers)
+
+    def clients(self, agent_id: str | None = None) -> tuple[S3Client, KMSClient]:
+        """S3 and KMS clients. With `agent_role_arn` and an agent id, they act as that agent
+        through `assume_agent_session`, so IAM (not only this library) confines them to the
+        agent's prefix and data keys."""
+        import boto3
+
+        from .storage.clients import client
+
+        session = boto3.session.Session(profile_name=self.profile, region_name=self.region)
+        config = self.botocore_config()
+        if self.agent_role_arn and agent_id is not None:
+            from .storage.sts import assume_agent_session
+
+            sts = client("sts", session=session, endpoint_url=self.endpoint_url, config=config)
+            session = assume_agent_session(
+                self.agent_role_arn, agent_id, sts_client=sts, region_name=self.region or session.region_name
+            )
+        s3 = client("s3", session=session, endpoint_url=self.endpoint_url, config=config)
+        kms = client("kms", session=session, endpoint_url=self.endpoint_url, config=config)
+        return s3, kms
+
+
+class Settings(StorageSettings):
+    """Everything s3memory reads from the environment: storage, the key source, limits and guard."""
+
+    kms_key_id: str | None = Field(None, description="KMS key id, ARN or alias for data keys")
+    local_key: SecretStr | None = Field(None, description="base64 32-byte local master key (dev/tests)")
+    max_file_bytes: int = Field(defaults.DEFAULT_MAX_FILE_BYTES, gt=0)
+    max_view_chars: int = Field(defaults.DEFAULT_MAX_VIEW_CHARS, ge=defaults.MIN_VIEW_CHARS)
+    max_agent_bytes: int | None = Field(None, gt=0)
+    max_agent_files: int | None = Field(None, gt=0)
+    guard: GuardMode = "block"
+    key_cache_seconds: float = Field(defaults.DEFAULT_KEY_CACHE_SECONDS, gt=0)
+    key_cache_objects: int = Field(defaults.DEFAULT_KEY_CACHE_OBJECTS, gt=0)
 
     @model_validator(mode="after")
     def _one_key_source(self) -> Settings:
@@ -68,40 +107,12 @@ class Settings(BaseSettings):
 
     def limits(self) -> Limits:
         """The command limits these settings name (file size, view size, quotas)."""
-        from .commands import Limits
+        from .core.limits import Limits
 
         return Limits(self.max_file_bytes, self.max_view_chars, self.max_agent_bytes, self.max_agent_files)
 
-    # -- clients --
-    def botocore_config(self) -> Any:
-        from botocore.config import Config
-
-        return Config(
-            retries={"mode": "standard", "max_attempts": self.max_attempts},
-            max_pool_connections=self.max_workers + 4,
-        )
-
-    def clients(self, agent_id: str | None = None) -> tuple[S3Client, KMSClient]:
-        """S3 and KMS clients. With `agent_role_arn` and an agent id, they act as that agent
-        through `assume_agent_session`, so IAM (not only this library) confines them to the
-        agent's prefix and data keys."""
-        import boto3
-
-        session = boto3.session.Session(profile_name=self.profile, region_name=self.region)
-        if self.agent_role_arn and agent_id is not None:
-            from .sts import assume_agent_session
-
-            sts = session.client("sts", endpoint_url=self.endpoint_url, config=self.botocore_config())
-            session = assume_agent_session(
-                self.agent_role_arn, agent_id, sts_client=sts, region_name=self.region or session.region_name
-            )
-        config = self.botocore_config()
-        s3 = session.client("s3", endpoint_url=self.endpoint_url, config=config)
-        kms = session.client("kms", endpoint_url=self.endpoint_url, config=config)
-        return s3, kms
-
     def keys(self, kms_client: KMSClient | None = None) -> Keys:
-        from .keys import KmsKeys, LocalKeys
+        from .storage.keys import KmsKeys, LocalKeys
 
         cache: dict[str, Any] = {
             "max_key_age": self.key_cache_seconds,

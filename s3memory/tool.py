@@ -23,26 +23,27 @@ from anthropic.types.beta import (
     BetaMemoryTool20250818ViewCommand,
 )
 
-from .commands import Limits, Memory
 from .config import Settings
+from .core.guard import Guard, GuardMode, SecretGuard
+from .core.limits import DEFAULT_MAX_WORKERS, Limits
 from .errors import CommandError
-from .guard import Guard, GuardMode, SecretGuard
-from .keys import Keys
-from .store import ObjectStore
-from .vault import Vault
+from .memory.engine import Memory
+from .storage.clients import botocore_config, client
+from .storage.keys import Keys
+from .storage.store import ObjectStore
+from .storage.vault import Vault
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
+
+__all__ = ["AsyncS3MemoryTool", "S3MemoryTool", "ToolError", "build_memory", "settings_kwargs"]
 
 COMMANDS = ("view", "create", "str_replace", "insert", "delete", "rename")
 
 
 def _default_s3(max_workers: int) -> S3Client:
-    import boto3
-    from botocore.config import Config
-
-    config = Config(retries={"mode": "standard", "max_attempts": 5}, max_pool_connections=max_workers + 4)
-    return boto3.client("s3", config=config)
+    s3: S3Client = client("s3", config=botocore_config(max_workers=max_workers))
+    return s3
 
 
 def build_memory(
@@ -54,7 +55,7 @@ def build_memory(
     prefix: str = "",
     limits: Limits | None = None,
     guard: Guard | GuardMode = "block",
-    max_workers: int = 16,
+    max_workers: int = DEFAULT_MAX_WORKERS,
 ) -> tuple[Memory, ThreadPoolExecutor]:
     """The command engine and its worker pool, as the tool classes use them."""
     if not isinstance(keys, Keys):
@@ -114,7 +115,7 @@ class S3MemoryTool(BetaAbstractMemoryTool):
         prefix: str = "",
         limits: Limits | None = None,
         guard: Guard | GuardMode = "block",
-        max_workers: int = 16,
+        max_workers: int = DEFAULT_MAX_WORKERS,
         cache_control: BetaCacheControlEphemeralParam | None = None,
     ) -> None:
         super().__init__(cache_control=cache_control)

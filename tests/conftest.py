@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import boto3
 import pytest
 from moto import mock_aws
+from moto.s3.responses import S3Response
 
 from s3memory import KmsKeys, LocalKeys, S3MemoryTool
 from tests.support import BUCKET, LOCAL_KEY, REGION, CallCounter
@@ -92,3 +94,21 @@ def env(monkeypatch: pytest.MonkeyPatch, s3: Any) -> Any:
     monkeypatch.setenv("S3MEMORY_PREFIX", "agents/")
     monkeypatch.setenv("S3MEMORY_LOCAL_KEY", base64.b64encode(LOCAL_KEY).decode())
     return s3
+
+
+@pytest.fixture
+def atomic_moto_put(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make moto's conditional PutObject atomic, as S3's is.
+
+    moto checks If-Match / If-None-Match and then stores the object without a lock, so under
+    real thread races the fake itself could let two conditional writers through. Serialising
+    its handler restores S3's guarantee; the code under test is unchanged.
+    """
+    lock = threading.Lock()
+    original = S3Response.put_object
+
+    def put_object(self: S3Response) -> Any:
+        with lock:
+            return original(self)
+
+    monkeypatch.setattr(S3Response, "put_object", put_object)

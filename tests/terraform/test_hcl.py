@@ -214,7 +214,7 @@ def test_checkov_rendered_covers_every_policy_template(tmp_path: Path) -> None:
 
 
 def test_the_session_tag_key_is_the_same_in_library_module_and_templates() -> None:
-    from s3memory.sts import AGENT_TAG_KEY
+    from s3memory.storage.sts import AGENT_TAG_KEY
 
     locals_ = {k: v for entry in _load(TERRAFORM / "main.tf")["locals"] for k, v in entry.items()}
     assert _bare(locals_["agent_tag_key"]) == AGENT_TAG_KEY == "s3memory-agent"

@@ -20,7 +20,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from s3memory.sts import clear_agent_session_cache
+from s3memory.storage.sts import clear_agent_session_cache
 from tests.terraform.deploy import AGENT_ROLE_ARN, BUCKET, EXAMPLE, PREFIX
 
 HANDLER = EXAMPLE / "lambda" / "handler.py"

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from s3memory.keys import encryption_context
+from s3memory.storage.keys import encryption_context
 from tests.terraform.deploy import (
     ACCOUNT,
     AGENT_ROLE_ARN,

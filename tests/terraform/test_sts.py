@@ -12,8 +12,8 @@ import pytest
 from botocore.stub import Stubber
 from moto import mock_aws
 
-from s3memory import sts as agent_sts
-from s3memory.sts import assume_agent_session, clear_agent_session_cache
+from s3memory.storage import sts as agent_sts
+from s3memory.storage.sts import assume_agent_session, clear_agent_session_cache
 
 ROLE = "arn:aws:iam::123456789012:role/s3memory-agent-access"
 OTHER_ROLE = "arn:aws:iam::123456789012:role/other-agent-access"

@@ -26,7 +26,7 @@ import anthropic
 import boto3
 
 from s3memory import KmsKeys, S3MemoryTool
-from s3memory.sts import assume_agent_session
+from s3memory.storage.sts import assume_agent_session
 
 logger = logging.getLogger()
 logger.setLevel(logging.INFO)

@@ -1,0 +1,214 @@
+"""The `s3memory` command line. Exit codes: 0 ok, 1 operation failed, 2 usage or configuration error.
+
+Arguments → `Settings` → store / vault → the operation → stdout. Errors are one line on
+stderr, never a traceback and never a secret. This module builds the parser, looks commands
+up in `COMMANDS` (name → module and function, one module per command group) and maps errors
+to exit codes. Nothing heavy (boto3, anthropic) is imported until a command runs, so
+`s3memory --help` is instant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Callable, Sequence
+
+from .exits import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, PROG, Failed, UsageError
+
+# Every command: the module (under s3memory.cli) and the function that runs it, imported on use.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "demo": ("session", "run_demo"),
+    "chat": ("session", "run_chat"),
+    "ls": ("inspect", "run_ls"),
+    "cat": ("inspect", "run_cat"),
+    "agents": ("inspect", "run_agents"),
+    "verify": ("inspect", "run_verify"),
+    "repair": ("inspect", "run_repair"),
+    "export": ("transfer", "run_export"),
+    "import": ("transfer", "run_import"),
+    "purge": ("erase", "run_purge"),
+    "prune": ("erase", "run_prune"),
+    "rewrap": ("keys", "run_rewrap"),
+}
+
+_CONNECTION_HELP = """Flags override the S3MEMORY_* environment variables. Set the bucket and exactly one key
+source (agents, purge, prune and rewrap need none); prefer S3MEMORY_LOCAL_KEY to --local-key,
+so the key stays out of your shell history."""
+
+
+def _agent_id(text: str) -> str:
+    from s3memory.core.paths import validate_agent_id
+
+    try:
+        return validate_agent_id(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def _workers(text: str) -> int:
+    value = int(text) if text.isdigit() else 0
+    if not 1 <= value <= 256:
+        raise argparse.ArgumentTypeError("must be a whole number from 1 to 256")
+    return value
+
+
+def _parents() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
+    conn = argparse.ArgumentParser(add_help=False)
+    group = conn.add_argument_group("connection", _CONNECTION_HELP)
+    group.add_argument("--bucket", help="S3 bucket (S3MEMORY_BUCKET)")
+    group.add_argument("--prefix", help='key prefix before the agent id, "" or ending in "/" (S3MEMORY_PREFIX)')
+    group.add_argument("--kms-key-id", metavar="KEY", help="KMS key id, ARN or alias (S3MEMORY_KMS_KEY_ID)")
+    group.add_argument("--local-key", metavar="BASE64", help="local 32-byte master key (S3MEMORY_LOCAL_KEY)")
+    group.add_argument("--endpoint-url", metavar="URL", help="S3/KMS endpoint (S3MEMORY_ENDPOINT_URL)")
+    group.add_argument("--region", help="AWS region (S3MEMORY_REGION)")
+    group.add_argument("--profile", help="AWS profile (S3MEMORY_PROFILE)")
+    bulk = argparse.ArgumentParser(add_help=False)
+    bulk.add_argument("--workers", type=_workers, metavar="N", help="parallel S3 requests (default 16)")
+    bulk.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+    return conn, bulk
+
+
+def _command(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    summary: str,
+    example: str,
+    exits: str,
+    parents: Sequence[argparse.ArgumentParser] = (),
+) -> argparse.ArgumentParser:
+    parser = sub.add_parser(
+        name,
+        help=summary,
+        description=summary[0].upper() + summary[1:] + ".",
+        epilog=f"example:\n  {example}\n\nexit codes: {exits}",
+        parents=list(parents),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    assert name in COMMANDS, name  # every parser has its entry in the registry
+    return parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Claude's memory tool on envelope-encrypted S3: try it, inspect and operate agent memory.",
+        epilog="examples:\n  s3memory demo\n  s3memory chat --embedded\n  s3memory ls --agent support-agent-1\n"
+        "  s3memory verify\n\nRun `s3memory COMMAND --help` for a command's options and exit codes.\n"
+        "exit codes: 0 ok, 1 operation failed, 2 usage or configuration error",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    conn, bulk = _parents()
+    ok_failed = "0 ok, 1 operation failed, 2 usage or configuration error"
+
+    _command(sub, "demo", "run a scripted session on an embedded moto S3 + KMS (nothing to configure)",
+             "s3memory demo", "0 ok")  # fmt: skip
+
+    p = _command(sub, "chat", "talk to Claude with its memory on S3 (interactive, or one-shot with --prompt)",
+                 's3memory chat --agent support-agent-1 --prompt "What do you remember about me?"',
+                 ok_failed + " (also when ANTHROPIC_API_KEY is not set)", [conn])  # fmt: skip
+    p.add_argument("--agent", type=_agent_id, help="agent id (with --embedded: support-agent-1)")
+    p.add_argument("--prompt", help="send this one message, print the answer and exit")
+    p.add_argument("--model", help="model (S3MEMORY_MODEL, ANTHROPIC_MODEL; default claude-sonnet-5-5)")
+    p.add_argument("--max-tokens", type=int, default=4096, help="max tokens per answer (default 4096)")
+    p.add_argument("--embedded", action="store_true", help="use an in-process moto S3 + KMS, forgotten at exit")
+
+    p = _command(sub, "ls", "show a memory directory exactly as the tool's `view` does",
+                 "s3memory ls --agent support-agent-1 /memories/customers", ok_failed, [conn])  # fmt: skip
+    p.add_argument("--agent", type=_agent_id, required=True, help="agent id")
+    p.add_argument("path", nargs="?", default="/memories", help="memory path (default /memories)")
+    p.add_argument("--json", action="store_true", help="entries as JSON")
+
+    p = _command(sub, "cat", "show a memory file exactly as the tool's `view` does",
+                 "s3memory cat --agent support-agent-1 /memories/refund_policies.xml", ok_failed, [conn])  # fmt: skip
+    p.add_argument("--agent", type=_agent_id, required=True, help="agent id")
+    p.add_argument("path", help="memory path, e.g. /memories/notes.md")
+    p.add_argument("--view-range", type=int, nargs=2, metavar=("START", "END"), help="lines START to END (-1: end)")
+
+    p = _command(sub, "agents", "list the agents under the prefix with their file counts and plaintext bytes",
+                 "s3memory agents --prefix agents/ --json", ok_failed, [conn, bulk])  # fmt: skip
+    p.add_argument("--json", action="store_true", help="output JSON")
+
+    p = _command(sub, "export", "decrypt and verify an agent's files into a directory or a .tar.gz",
+                 "s3memory export --agent support-agent-1 --to backup.tar.gz", ok_failed, [conn, bulk])  # fmt: skip
+    p.add_argument("--agent", type=_agent_id, required=True, help="agent id")
+    p.add_argument("--to", required=True, metavar="DIR|FILE.tar.gz", help="writes DIR/memories/... or a tarball")
+    p.add_argument("--force", action="store_true", help="export into a non-empty DIR or over an existing file")
+
+    p = _command(sub, "import", "encrypt a local tree (or the SDK's memories/ folder) into an agent's memory",
+                 "s3memory import --agent support-agent-1 ./memory --dry-run", ok_failed, [conn, bulk])  # fmt: skip
+    p.add_argument("--agent", type=_agent_id, required=True, help="agent id")
+    p.add_argument("source", metavar="FROM_DIR", help="a directory (its memories/ folder if it has one) or a tarball")
+    p.add_argument("--overwrite", action="store_true", help="replace files that already exist")
+    p.add_argument("--dry-run", action="store_true", help="list what would be written; write nothing")
+
+    p = _command(sub, "purge", "erase an agent completely: every version and delete marker",
+                 "s3memory purge --agent support-agent-1 --dry-run", ok_failed, [conn, bulk])  # fmt: skip
+    p.add_argument("--agent", type=_agent_id, required=True, help="agent id")
+    p.add_argument("--yes", action="store_true", help="do not ask for the agent id to be typed again")
+    p.add_argument("--dry-run", action="store_true", help="list what would be deleted; delete nothing")
+
+    p = _command(sub, "rewrap", "re-wrap every data key under another KMS key (ciphertext untouched; resumable)",
+                 "s3memory rewrap --to-key alias/s3memory-2025 --agent support-agent-1", ok_failed,
+                 [conn, bulk])  # fmt: skip
+    p.add_argument("--to-key", required=True, metavar="KEY", help="destination KMS key id, ARN or alias")
+    p.add_argument("--agent", type=_agent_id, help="only this agent (default: every agent under the prefix)")
+
+    p = _command(sub, "verify", "authenticate every object (header, key, commitment, tag) and report failures",
+                 "s3memory verify --agent support-agent-1 --json", ok_failed + " (1: an object failed)",
+                 [conn, bulk])  # fmt: skip
+    p.add_argument("--agent", type=_agent_id, help="only this agent (default: every agent under the prefix)")
+    p.add_argument("--json", action="store_true", help="output JSON")
+
+    p = _command(sub, "repair", "complete interrupted directory renames and deletes of an agent (roll forward)",
+                 "s3memory repair --agent support-agent-1", ok_failed, [conn])  # fmt: skip
+    p.add_argument("--agent", type=_agent_id, required=True, help="agent id")
+
+    p = _command(sub, "prune", "delete an agent's files not modified for a given time",
+                 "s3memory prune --agent support-agent-1 --older-than 90d --dry-run", ok_failed,
+                 [conn, bulk])  # fmt: skip
+    p.add_argument("--agent", type=_agent_id, required=True, help="agent id")
+    p.add_argument("--older-than", required=True, metavar="AGE", help="e.g. 90d, 12h or 30m")
+    p.add_argument("--dry-run", action="store_true", help="list what would be deleted; delete nothing")
+    return parser
+
+
+def _error(message: str) -> None:
+    sys.stderr.write(f"{PROG}: error: {message}\n")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse has printed help or a usage error
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    from s3memory.errors import CommandError, InvalidPath, S3MemoryError
+    from s3memory.memory.explain import for_cli
+
+    module, name = COMMANDS[args.command]
+    func: Callable[[argparse.Namespace], int] = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    try:
+        return func(args)
+    except UsageError as err:
+        _error(str(err))
+        return EXIT_USAGE
+    except Failed as err:
+        _error(str(err))
+        return EXIT_FAILED
+    except InvalidPath as err:
+        _error(for_cli(err))
+        return EXIT_USAGE
+    except (CommandError, S3MemoryError) as err:
+        _error(for_cli(err))
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        _error("interrupted")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return EXIT_FAILED
+    except Exception as err:  # never a traceback: the type is enough to report it
+        _error(f"unexpected {type(err).__name__}; nothing more is shown so that no secret can leak")
+        return EXIT_FAILED

@@ -1,0 +1,148 @@
+"""What every CLI command shares: settings from flags and S3MEMORY_*, the connection, output.
+
+Results and summaries go to stdout (with --json, JSON alone goes there and the summary to
+stderr); progress goes to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from s3memory.config import Settings, StorageSettings
+
+from .exits import UsageError
+from .progress import Progress, choose_mode
+
+if TYPE_CHECKING:
+    from mypy_boto3_kms import KMSClient
+
+    from s3memory.admin.common import Problem
+    from s3memory.storage.admin_store import AdminStore
+    from s3memory.storage.concurrency import Pool
+    from s3memory.storage.keyspace import AgentKeyspace
+    from s3memory.storage.vault import Vault
+
+# Settings field → the flag that overrides it (and names it in messages).
+_FLAGS = {
+    "bucket": "--bucket",
+    "prefix": "--prefix",
+    "kms_key_id": "--kms-key-id",
+    "local_key": "--local-key",
+    "endpoint_url": "--endpoint-url",
+    "region": "--region",
+    "profile": "--profile",
+    "max_workers": "--workers",
+}
+
+
+def _config_message(err: ValidationError) -> str:
+    parts = []
+    for item in err.errors(include_url=False, include_input=False):
+        msg = str(item.get("msg", "invalid")).removeprefix("Value error, ")
+        loc = item.get("loc") or ()
+        if loc:
+            field = str(loc[0])
+            flag = _FLAGS.get(field)
+            name = f"S3MEMORY_{field.upper()}" + (f" ({flag})" if flag else "")
+            msg = f"{name} is required" if item.get("type") == "missing" else f"{name}: {msg}"
+        parts.append(msg)
+    return "configuration: " + "; ".join(parts)
+
+
+def load_settings(args: argparse.Namespace, *, keys: bool = True) -> StorageSettings:
+    """Settings from S3MEMORY_* with the flags given; without `keys`, no key source is asked for."""
+    overrides: dict[str, Any] = {}
+    for field in _FLAGS:
+        value = getattr(args, "workers" if field == "max_workers" else field, None)
+        if value is not None:
+            overrides[field] = value
+    if "local_key" in overrides and "kms_key_id" not in overrides:
+        overrides["kms_key_id"] = None  # a key source given as a flag replaces the other from the environment
+    elif "kms_key_id" in overrides and "local_key" not in overrides:
+        overrides["local_key"] = None
+    try:
+        if keys:
+            return Settings(**overrides)
+        return StorageSettings(**overrides)  # key-source flags are ignored: nothing is decrypted
+    except ValidationError as err:
+        raise UsageError(_config_message(err)) from None
+
+
+@dataclass
+class Context:
+    settings: StorageSettings
+    store: AdminStore
+    kms: KMSClient
+    pool: Pool
+    quiet: bool
+
+    @property
+    def full(self) -> Settings:
+        """The settings with a key source (for commands connected with `keys=True`)."""
+        assert isinstance(self.settings, Settings)
+        return self.settings
+
+    def space(self, agent: str) -> AgentKeyspace:
+        from s3memory.storage.keyspace import AgentKeyspace
+
+        return AgentKeyspace(self.settings.prefix, agent)
+
+    def vault(self, agent: str) -> Vault:
+        """The agent's vault with the configured key source."""
+        from s3memory.storage.vault import Vault
+
+        return Vault(self.store, self.full.keys(self.kms), agent, self.settings.prefix)
+
+    def agent_ids(self, agent: str | None) -> list[str]:
+        """`[agent]`, or every agent under the prefix."""
+        from s3memory.admin.agents import agent_ids
+
+        return [agent] if agent else agent_ids(self.store, self.settings.prefix)
+
+    def progress(self, label: str) -> Progress:
+        return Progress(label, sys.stderr, choose_mode(sys.stderr, self.quiet))
+
+
+@contextmanager
+def connect(args: argparse.Namespace, *, keys: bool = True) -> Iterator[Context]:
+    settings = load_settings(args, keys=keys)
+    from botocore.exceptions import BotoCoreError
+
+    from s3memory.storage.admin_store import AdminStore
+    from s3memory.storage.concurrency import Pool
+
+    try:
+        s3, kms = settings.clients()
+    except BotoCoreError as err:  # unknown profile, no region, ...: the message names no secret
+        raise UsageError(f"AWS configuration: {err}") from None
+    with Pool(settings.max_workers) as pool:
+        yield Context(settings, AdminStore(s3, settings.bucket), kms, pool, bool(getattr(args, "quiet", False)))
+
+
+def emit_json(data: object) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+def say(line: str = "") -> None:
+    sys.stdout.write(line + "\n")
+
+
+def print_summary(line: str, as_json: bool = False) -> None:
+    (sys.stderr if as_json else sys.stdout).write(line + "\n")
+
+
+def print_problems(problems: Sequence[Problem]) -> None:
+    for p in problems:
+        say(f"failed: {p.agent}:{p.path}: {p.reason}")
+
+
+def failed_suffix(problems: Sequence[Problem]) -> str:
+    return f"; {len(problems):,} failed" if problems else ""

@@ -1,0 +1,91 @@
+"""Erase memory: `purge` (an agent, every version) and `prune` (files not modified for a while)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from datetime import datetime, timezone
+
+from s3memory.storage.admin_store import Version
+from s3memory.storage.keyspace import AgentKeyspace
+
+from .context import connect, failed_suffix, print_problems, print_summary, say
+from .exits import EXIT_FAILED, EXIT_OK, Failed, UsageError
+from .progress import count, summary
+
+
+def _version_line(space: AgentKeyspace, version: Version) -> str:
+    what = "delete marker" if version.delete_marker else "version"
+    if version.version_id == "null":
+        return space.shown(version.key) + (" (delete marker)" if version.delete_marker else "")
+    return f"{space.shown(version.key)} ({what} {version.version_id})"
+
+
+def run_purge(args: argparse.Namespace) -> int:
+    from s3memory.admin.purge import list_versions, purge
+
+    if not (args.yes or args.dry_run or sys.stdin.isatty()):
+        raise UsageError("purge asks for the agent id to be typed again, but stdin is not a terminal; pass --yes")
+    started = time.monotonic()
+    with connect(args, keys=False) as ctx:
+        space = ctx.space(args.agent)
+        root = space.root
+        where = f"s3://{ctx.settings.bucket}/{root}"
+        versions = list_versions(ctx.store, root)
+        if not versions:
+            say(f"nothing is stored under {where}")
+            return EXIT_OK
+        markers = sum(v.delete_marker for v in versions)
+        objects = len({v.key for v in versions})
+        what = f"{count(len(versions), 'version')} ({count(markers, 'delete marker')}) of {count(objects, 'object')}"
+        if args.dry_run:
+            for version in versions:
+                say(f"would delete {_version_line(space, version)}")
+            print_summary(f"would purge {what} under {where} in {time.monotonic() - started:.2f} s")
+            return EXIT_OK
+        if not args.yes:
+            sys.stderr.write(f"This permanently deletes {what} under {where}; it cannot be undone.\n")
+            sys.stderr.write(f"Type the agent id ({args.agent}) to confirm: ")
+            sys.stderr.flush()
+            if sys.stdin.readline().strip() != args.agent:
+                raise Failed("purge cancelled: the typed id does not match; nothing was deleted")
+        progress = ctx.progress("purge")
+        report = purge(ctx.store, space, ctx.pool, progress, versions)
+        progress.finish()
+    for version in report.deleted:
+        say(f"deleted {_version_line(space, version)}")
+    print_problems(report.problems)
+    gone = sum(v.delete_marker for v in report.deleted)
+    line = f"purged {count(len(report.deleted), 'version')} ({count(gone, 'delete marker')}) of agent {args.agent}"
+    line += f" in {time.monotonic() - started:.2f} s{failed_suffix(report.problems)}"
+    if report.remaining:
+        print_summary(line)
+        raise Failed(f"{count(report.remaining, 'version')} still under {where}; stop the agent and purge again")
+    print_summary(f"{line}; nothing remains under {where}")
+    return EXIT_FAILED if report.problems else EXIT_OK
+
+
+def run_prune(args: argparse.Namespace) -> int:
+    from s3memory.admin.prune import parse_age, prune
+
+    try:
+        age = parse_age(args.older_than)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+    cutoff = datetime.now(timezone.utc) - age
+    started = time.monotonic()
+    with connect(args, keys=False) as ctx:
+        progress = ctx.progress("prune")
+        report = prune(ctx.store, ctx.space(args.agent), ctx.pool, cutoff, progress, dry_run=args.dry_run)
+        progress.finish()
+    would = "would " if args.dry_run else ""
+    for item in report.candidates:
+        when = item.last_modified.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+        say(f"{'would delete' if would else 'deleted'} {item.path} (last modified {when}, {count(item.size, 'byte')})")
+    print_problems(report.problems)
+    done = len(report.candidates)
+    nbytes = sum(i.size for i in report.candidates)
+    line = summary(f"{would}prune" if would else "pruned", done, nbytes, time.monotonic() - started)
+    print_summary(f"{line} (not modified since {cutoff:%Y-%m-%d %H:%M:%S} UTC){failed_suffix(report.problems)}")
+    return EXIT_FAILED if report.problems else EXIT_OK

@@ -1,0 +1,106 @@
+"""Look at stored memory: `ls`, `cat` (exactly as the tool's `view`), `agents`, `verify`, `repair`."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import TYPE_CHECKING
+
+from s3memory.core import render
+
+from .context import Context, connect, emit_json, failed_suffix, print_problems, print_summary, say
+from .exits import EXIT_FAILED, EXIT_OK
+from .progress import count, summary
+
+if TYPE_CHECKING:
+    from s3memory.memory.engine import Memory
+
+
+def _memory(ctx: Context, agent: str) -> Memory:
+    """The tool's command engine for `agent`, without the SDK (no anthropic import)."""
+    from s3memory.core.guard import SecretGuard
+    from s3memory.memory.engine import Memory
+
+    s = ctx.full
+    return Memory(ctx.vault(agent), ctx.pool.executor, s.limits(), SecretGuard(s.guard))
+
+
+def run_repair(args: argparse.Namespace) -> int:
+    """Complete any interrupted directory rename or delete of the agent (roll forward)."""
+    with connect(args) as ctx:
+        count = _memory(ctx, args.agent).recover()
+    say(f"completed {count} interrupted change(s) for agent {args.agent}")
+    return EXIT_OK
+
+
+def run_ls(args: argparse.Namespace) -> int:
+    with connect(args) as ctx:
+        memory = _memory(ctx, args.agent)
+        if not args.json:
+            say(memory.view(args.path))
+            return EXIT_OK
+        path, found = memory.look(args.path)
+    if isinstance(found, str):
+        emit_json({"type": "file", "view": render.file_view(path.display, found, None, memory.limits.max_view_chars)})
+        return EXIT_OK
+    entries = [
+        {
+            "path": f"{path.display}/{e.name.rstrip('/')}",
+            "type": "directory" if e.is_dir else "file",
+            "size": e.size,
+            "size_shown": e.shown_size,
+        }
+        for e in found
+    ]
+    emit_json({"type": "directory", "path": path.display, "entries": entries})
+    return EXIT_OK
+
+
+def run_cat(args: argparse.Namespace) -> int:
+    with connect(args) as ctx:
+        say(_memory(ctx, args.agent).view(args.path, args.view_range))
+    return EXIT_OK
+
+
+# --- agents, verify --------------------------------------------------------------------
+
+
+def run_agents(args: argparse.Namespace) -> int:
+    from s3memory.admin.agents import agents
+
+    started = time.monotonic()
+    with connect(args, keys=False) as ctx:
+        progress = ctx.progress("agents")
+        usage = agents(ctx.store, ctx.settings.prefix, ctx.pool, progress)
+        progress.finish()
+    objects, nbytes = sum(u.objects for u in usage), sum(u.bytes for u in usage)
+    if args.json:
+        emit_json([{"agent": u.agent, "objects": u.objects, "bytes": u.bytes} for u in usage])
+    else:
+        width = max([5, *(len(u.agent) for u in usage)])
+        say(f"{'AGENT':<{width}}  {'OBJECTS':>9}  {'BYTES':>15}")
+        for u in usage:
+            say(f"{u.agent:<{width}}  {u.objects:>9,}  {u.bytes:>15,}")
+    seconds = time.monotonic() - started
+    line = f"{count(len(usage), 'agent')}, {count(objects, 'object')}, {count(nbytes, 'byte')} in {seconds:.2f} s"
+    print_summary(line, args.json)
+    return EXIT_OK
+
+
+def run_verify(args: argparse.Namespace) -> int:
+    from s3memory.admin.verify import verify
+
+    started = time.monotonic()
+    with connect(args) as ctx:
+        progress = ctx.progress("verify")
+        report = verify([ctx.vault(a) for a in ctx.agent_ids(args.agent)], ctx.pool, progress)
+        progress.finish()
+    if args.json:
+        problems = [{"agent": p.agent, "path": p.path, "reason": p.reason} for p in report.problems]
+        counts = {"verified": report.checked, "bookkeeping": report.bookkeeping, "bytes": report.nbytes}
+        emit_json({"ok": not problems, **counts, "failed": len(problems), "problems": problems})
+    else:
+        print_problems(report.problems)
+    line = summary("verified", report.checked, report.nbytes, time.monotonic() - started)
+    print_summary(line + f" ({report.bookkeeping:,} bookkeeping)" + failed_suffix(report.problems), args.json)
+    return EXIT_FAILED if report.problems else EXIT_OK

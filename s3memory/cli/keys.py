@@ -1,0 +1,30 @@
+"""`rewrap`: move every data key of one agent (or all) under another KMS key."""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from s3memory.core.paths import escape_for_display
+
+from .context import connect, failed_suffix, print_problems, print_summary
+from .exits import EXIT_FAILED, EXIT_OK
+from .progress import count, summary
+
+
+def run_rewrap(args: argparse.Namespace) -> int:
+    from s3memory.admin.rewrap import rewrap
+    from s3memory.storage.keys import KmsKeys
+
+    started = time.monotonic()
+    with connect(args, keys=False) as ctx:
+        keys = KmsKeys(args.to_key, kms_client=ctx.kms)
+        progress = ctx.progress("rewrap")
+        spaces = [ctx.space(a) for a in ctx.agent_ids(args.agent)]
+        report = rewrap(ctx.store, spaces, keys, args.to_key, ctx.pool, progress)
+        progress.finish()
+    print_problems(report.problems)
+    line = summary("rewrapped", report.rewrapped, None, time.monotonic() - started)
+    extra = f"{report.already:,} already under {escape_for_display(args.to_key)}, {count(report.kms_calls, 'KMS call')}"
+    print_summary(f"{line} ({extra}){failed_suffix(report.problems)}")
+    return EXIT_FAILED if report.problems else EXIT_OK

@@ -1,0 +1,128 @@
+"""Text operations of the memory commands: line split, view ranges, unique replace, insert. Pure.
+
+One line model serves `view_range`, `insert` and `str_replace`: the text split on "\\n",
+without the empty piece after a final newline ("a\\nb\\n" and "a\\nb" both have 2 lines).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from s3memory.errors import CommandError
+
+from . import messages as fmt
+
+SNIPPET_CONTEXT = 4
+
+
+def require_str(value: object, name: str) -> str:
+    """`value` if it is text that can be stored as UTF-8; else the contract's argument error."""
+    if not isinstance(value, str):
+        raise CommandError(fmt.bad_argument(name, "a string"))
+    try:
+        value.encode("utf-8")  # a lone surrogate (JSON "\ud800") cannot be stored as UTF-8
+    except UnicodeEncodeError:
+        raise CommandError(fmt.bad_argument(name, "valid Unicode text (no unpaired surrogates)")) from None
+    return value
+
+
+def split_lines(text: str) -> list[str]:
+    pieces = text.split("\n")
+    if pieces[-1] == "":
+        pieces.pop()
+    return pieces
+
+
+def _lines_with_ends(text: str) -> list[str]:
+    """Lines keeping their "\\n"; the last may lack one. Joined, they give `text` back."""
+    parts = text.split("\n")
+    lines = [part + "\n" for part in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+@dataclass(frozen=True)
+class Slice:
+    first: int  # 1-indexed number of the first line in `lines`
+    lines: list[str]
+    n_lines: int  # lines in the whole file
+
+
+def view_slice(text: str, display: str, view_range: object = None) -> Slice:
+    """The lines `view` shows; raises `CommandError` for a bad range or too many lines."""
+    lines = split_lines(text)
+    n = len(lines)
+    if n > fmt.MAX_LINES:
+        raise CommandError(fmt.too_many_lines(display))
+    if view_range is None:
+        return Slice(1, lines, n)
+    if not isinstance(view_range, (list, tuple)) or len(view_range) != 2 or not all(map(_is_int, view_range)):
+        raise CommandError(fmt.view_range_malformed(view_range))
+    start, end = view_range
+    if start < 1 or start > n or (end != -1 and end < start):
+        raise CommandError(fmt.view_range_invalid(start, end, n))
+    stop = n if end == -1 else min(end, n)
+    return Slice(start, lines[start - 1 : stop], n)
+
+
+def occurrence_lines(text: str, needle: str) -> list[int]:
+    """1-indexed line of the start of every occurrence of `needle`, overlapping ones included."""
+    found: list[int] = []
+    pos = text.find(needle)
+    while pos != -1:
+        found.append(text.count("\n", 0, pos) + 1)
+        pos = text.find(needle, pos + 1)
+    return found
+
+
+@dataclass(frozen=True)
+class Replacement:
+    text: str
+    snippet_first: int
+    snippet: list[str]
+
+
+def replace_unique(text: str, old: str, new: str, display: str) -> Replacement:
+    """Replace the single occurrence of `old`; raise `CommandError` if it is absent or repeated."""
+    where = occurrence_lines(text, old) if old else []
+    if not where:
+        raise CommandError(fmt.not_found_old_str(old, display))
+    if len(where) > 1:
+        raise CommandError(fmt.multiple_old_str(old, where))
+    pos = text.find(old)
+    result = text[:pos] + new + text[pos + len(old) :]
+    first_changed = where[0]
+    last_changed = first_changed + new.count("\n") - (1 if new.endswith("\n") else 0)
+    last_changed = max(first_changed, last_changed)
+    lines = split_lines(result)
+    lo = max(1, first_changed - SNIPPET_CONTEXT)
+    hi = min(len(lines), last_changed + SNIPPET_CONTEXT)
+    return Replacement(result, lo, lines[lo - 1 : hi])
+
+
+def describe_replacement(result: Replacement, stored: str) -> str:
+    """The success message of a replacement, showing the lines as stored (the guard may have
+    redacted part of what was asked for)."""
+    lines = split_lines(stored)
+    removed = len(split_lines(result.text)) - len(lines)
+    last = result.snippet_first + len(result.snippet) - 1 - removed
+    return fmt.edited_snippet(lines[result.snippet_first - 1 : last], result.snippet_first)
+
+
+def insert_text(text: str, insert_line: object, new: str) -> str:
+    """Insert `new` as whole lines after line `insert_line` (0 = before the first line)."""
+    lines = _lines_with_ends(text)
+    n = len(lines)
+    if not isinstance(insert_line, int) or isinstance(insert_line, bool) or not 0 <= insert_line <= n:
+        raise CommandError(fmt.insert_line_invalid(insert_line, n))
+    if not new.endswith("\n"):
+        new += "\n"
+    before, after = lines[:insert_line], lines[insert_line:]
+    if before and not before[-1].endswith("\n"):
+        before[-1] += "\n"
+    return "".join(before) + new + "".join(after)

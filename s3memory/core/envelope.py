@@ -1,0 +1,184 @@
+"""The encrypted object format (version 1). Pure; the only module that touches AEAD primitives.
+
+Body: AES-256-GCM ciphertext followed by its 16-byte tag, nothing else, so the plaintext size
+of an object is its S3 `Size` minus 16. Header: five ASCII S3 user-metadata entries (see
+FORMAT.md). Per object, HKDF-SHA256 derives from the data key and a random 32-byte salt a
+one-object AES key, its nonce and a key-commitment value; the associated data binds the format
+version, the agent id and the logical path, so a ciphertext moved to another path or agent
+fails authentication.
+
+Every failure to parse, commit or authenticate is the same opaque `IntegrityError`.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hmac
+import os
+import struct
+from collections.abc import Mapping
+from dataclasses import dataclass
+from hashlib import sha256
+
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.hashes import SHA256
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+from s3memory.errors import IntegrityError
+
+VERSION = 1
+TAG_BYTES = 16
+SALT_BYTES = 32
+DATA_KEY_BYTES = 32
+NONCE_BYTES = 12
+COMMITMENT_BYTES = 32
+
+META_VERSION = "s3m-v"
+META_PROVIDER = "s3m-kp"
+META_WRAPPED_KEY = "s3m-wk"
+META_SALT = "s3m-salt"
+META_COMMITMENT = "s3m-cm"
+_META_KEYS = frozenset({META_VERSION, META_PROVIDER, META_WRAPPED_KEY, META_SALT, META_COMMITMENT})
+_MAX_WRAPPED_KEY_BYTES = 1024
+_PROVIDER_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-._:")
+
+
+@dataclass(frozen=True, repr=False)
+class DataKey:
+    """A data key: `plaintext` (32 bytes, never logged), its wrapped form, and who wrapped it."""
+
+    plaintext: bytes
+    wrapped: bytes
+    provider: str
+
+    def __repr__(self) -> str:  # keep the key out of logs and tracebacks
+        return f"DataKey(provider={self.provider!r}, wrapped=<{len(self.wrapped)} bytes>)"
+
+
+@dataclass(frozen=True)
+class Header:
+    version: int
+    provider: str
+    wrapped_key: bytes
+    salt: bytes
+    commitment: bytes
+
+    def to_metadata(self) -> dict[str, str]:
+        return {
+            META_VERSION: str(self.version),
+            META_PROVIDER: self.provider,
+            META_WRAPPED_KEY: _b64(self.wrapped_key),
+            META_SALT: _b64(self.salt),
+            META_COMMITMENT: _b64(self.commitment),
+        }
+
+    @classmethod
+    def from_metadata(cls, metadata: Mapping[str, str]) -> Header:
+        """Parse strictly: exactly our five entries, known version, exact lengths."""
+        ours = {k.lower(): v for k, v in metadata.items() if k.lower().startswith("s3m-")}
+        if set(ours) != _META_KEYS or ours[META_VERSION] != str(VERSION):
+            raise IntegrityError()
+        provider = ours[META_PROVIDER]
+        if not provider or len(provider) > 64 or not set(provider) <= _PROVIDER_CHARS:
+            raise IntegrityError()
+        wrapped = _unb64(ours[META_WRAPPED_KEY])
+        salt = _unb64(ours[META_SALT])
+        commitment = _unb64(ours[META_COMMITMENT])
+        if not 0 < len(wrapped) <= _MAX_WRAPPED_KEY_BYTES:
+            raise IntegrityError()
+        if len(salt) != SALT_BYTES or len(commitment) != COMMITMENT_BYTES:
+            raise IntegrityError()
+        return cls(VERSION, provider, wrapped, salt, commitment)
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def _unb64(text: str) -> bytes:
+    """Strict base64: only the canonical encoding (what `_b64` writes) is accepted, so the header is not malleable."""
+    try:
+        data = base64.b64decode(text.encode("ascii"), validate=True)
+    except (binascii.Error, UnicodeError, ValueError):
+        raise IntegrityError() from None
+    if _b64(data) != text:  # excess padding ("QUJD=") or non-zero pad bits ("QR==")
+        raise IntegrityError()
+    return data
+
+
+def associated_data(agent_id: str, path: str) -> bytes:
+    """Canonical AAD: b"s3memory", version byte, then agent id and path, each length-prefixed."""
+    agent = agent_id.encode("utf-8")
+    logical = path.encode("utf-8")
+    return b"s3memory" + struct.pack(">BH", VERSION, len(agent)) + agent + struct.pack(">I", len(logical)) + logical
+
+
+def _derive(data_key: bytes, salt: bytes, label: bytes, length: int) -> bytes:
+    hkdf = HKDF(algorithm=SHA256(), length=length, salt=salt, info=b"s3memory/v1/" + label)
+    return hkdf.derive(data_key)
+
+
+def derive_parts(data_key: bytes, salt: bytes) -> tuple[bytes, bytes, bytes]:
+    """(object key, nonce, commitment) for one object."""
+    if len(data_key) != DATA_KEY_BYTES or len(salt) != SALT_BYTES:
+        raise ValueError("data key must be 32 bytes and salt 32 bytes")
+    return (
+        _derive(data_key, salt, b"key", DATA_KEY_BYTES),
+        _derive(data_key, salt, b"nonce", NONCE_BYTES),
+        _derive(data_key, salt, b"commit", COMMITMENT_BYTES),
+    )
+
+
+def _seal_from_parts(plaintext: bytes, key: DataKey, *, agent_id: str, path: str, salt: bytes) -> tuple[bytes, Header]:
+    """Deterministic core of `seal`, for known-answer tests."""
+    object_key, nonce, commitment = derive_parts(key.plaintext, salt)
+    body = AESGCM(object_key).encrypt(nonce, plaintext, associated_data(agent_id, path))
+    return body, Header(VERSION, key.provider, key.wrapped, salt, commitment)
+
+
+def seal(plaintext: bytes, key: DataKey, *, agent_id: str, path: str) -> tuple[bytes, Header]:
+    """Encrypt `plaintext` for `path` of `agent_id` under a fresh per-object key."""
+    return _seal_from_parts(plaintext, key, agent_id=agent_id, path=path, salt=os.urandom(SALT_BYTES))
+
+
+def open_sealed(body: bytes, header: Header, data_key: bytes, *, agent_id: str, path: str) -> bytes:
+    """Check the key commitment, then authenticate and decrypt. Raises `IntegrityError` only."""
+    if len(body) < TAG_BYTES or len(data_key) != DATA_KEY_BYTES:
+        raise IntegrityError()
+    object_key, nonce, commitment = derive_parts(data_key, header.salt)
+    if not hmac.compare_digest(commitment, header.commitment):
+        raise IntegrityError()
+    try:
+        return AESGCM(object_key).decrypt(nonce, body, associated_data(agent_id, path))
+    except InvalidTag:
+        raise IntegrityError() from None
+
+
+def plaintext_size(stored_size: int) -> int:
+    return max(0, stored_size - TAG_BYTES)
+
+
+# --- local key wrapping (LocalKeys) ----------------------------------------------------
+
+
+def local_key_id(master_key: bytes) -> str:
+    """A short, non-secret fingerprint of a local master key (first 8 bytes of SHA-256, hex)."""
+    return sha256(b"s3memory local key id" + master_key).hexdigest()[:16]
+
+
+def wrap_local(master_key: bytes, data_key: bytes, context: bytes, nonce: bytes | None = None) -> bytes:
+    """AES-256-GCM wrap: nonce ‖ ciphertext ‖ tag, with `context` (the agent) as AAD."""
+    nonce = os.urandom(NONCE_BYTES) if nonce is None else nonce
+    return nonce + AESGCM(master_key).encrypt(nonce, data_key, b"s3memory-local-wrap/v1" + context)
+
+
+def unwrap_local(master_key: bytes, wrapped: bytes, context: bytes) -> bytes:
+    if len(wrapped) != NONCE_BYTES + DATA_KEY_BYTES + TAG_BYTES:
+        raise IntegrityError()
+    nonce, sealed = wrapped[:NONCE_BYTES], wrapped[NONCE_BYTES:]
+    try:
+        return AESGCM(master_key).decrypt(nonce, sealed, b"s3memory-local-wrap/v1" + context)
+    except InvalidTag:
+        raise IntegrityError() from None

@@ -1,0 +1,33 @@
+"""Limits and defaults, defined once. Pure.
+
+`Settings`, the tool classes, the key caches and the CLI all take their defaults from here, so
+a documented default and the one in force cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+DEFAULT_MAX_FILE_BYTES = 1024 * 1024
+DEFAULT_MAX_VIEW_CHARS = 100_000
+MIN_VIEW_CHARS = 1000
+# The data-key window of a process: one key serves at most this long and this many objects.
+DEFAULT_KEY_CACHE_SECONDS = 300.0
+DEFAULT_KEY_CACHE_OBJECTS = 1000
+DEFAULT_MAX_WORKERS = 16
+MAX_WORKERS = 256
+# The model `s3memory chat`, the Lambda example and the docs use unless told otherwise. Defined
+# here only; `claude-sonnet-4-5` reaches end of life on 2026-11-30 per the installed SDK.
+DEFAULT_MODEL = "claude-sonnet-5-5"
+# botocore's own retries of one S3/KMS request (throttling, 5xx, connection errors).
+DEFAULT_MAX_ATTEMPTS = 5
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one command may cost: file size, view size, and the agent's optional quotas."""
+
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+    max_view_chars: int = DEFAULT_MAX_VIEW_CHARS
+    max_agent_bytes: int | None = None
+    max_agent_files: int | None = None

@@ -1,0 +1,203 @@
+"""The six memory commands on S3: validate → read → edit → write → answer.
+
+`Memory` returns the success string or raises `CommandError` with the exact text the model
+must see (see docs/contract.md). Rendering is pure (`core.render`), what may be written is
+`policy`, directory changes are `dir_changes`, a single-file rename is `moves`, and the words
+for failures come from `explain`. It does not import `anthropic`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from concurrent.futures import Executor
+from contextlib import contextmanager
+from typing import TypeVar
+
+from s3memory.core import edit, render
+from s3memory.core import messages as fmt
+from s3memory.core.edit import require_str
+from s3memory.core.guard import Guard
+from s3memory.core.limits import Limits
+from s3memory.core.paths import ROOT, MemoryPath
+from s3memory.core.tree import Entry
+from s3memory.errors import AccessDenied, CommandError, IntegrityError, KeyUnavailable, NotFound, StorageError
+from s3memory.storage.listing import Lister
+from s3memory.storage.store import ObjectInfo
+from s3memory.storage.vault import Vault
+
+from . import explain, writes
+from .dir_changes import INTENTS, DirectoryChanges
+from .moves import move_file
+from .placement import Placement
+from .policy import WritePolicy
+
+T = TypeVar("T")
+
+
+class Memory:
+    """Command semantics for one agent."""
+
+    def __init__(self, vault: Vault, executor: Executor, limits: Limits, guard: Guard) -> None:
+        self.vault = vault
+        self.executor = executor
+        self.limits = limits
+        self.lister = Lister(vault.store, executor)
+        self.policy = WritePolicy(limits, guard, self.lister, vault.space)
+        self.changes = DirectoryChanges(vault, executor)
+        self.placement = Placement(vault, executor)
+        self._recovered = False
+
+    # -- plumbing --
+    @contextmanager
+    def _failures(self, display: str, *, partial: bool = False) -> Iterator[None]:
+        """Storage, key and integrity failures → the contract's messages (no key, no bucket)."""
+        try:
+            yield
+        except (IntegrityError, StorageError, KeyUnavailable) as err:
+            explain.log_failure(err)
+            if partial and isinstance(err, StorageError) and not isinstance(err, AccessDenied):
+                self._recovered = False  # the next command completes the change
+            raise CommandError(explain.for_model(err, display, partial=partial)) from None
+
+    def _begin(self) -> None:
+        """Once per tool instance (and after a failed multi-object change): finish interrupted changes."""
+        if self._recovered:
+            return
+        # Looking changes nothing, so a failure to look is a plain "nothing was changed"; only a
+        # failure while completing a recorded change is reported as an unfinished change.
+        with self._failures(ROOT):
+            pending = self.vault.store.exists_under(self.vault.dir_prefix(INTENTS))
+        if pending:
+            self.recover()
+        self._recovered = True
+
+    def recover(self) -> int:
+        """Complete every interrupted directory change of the agent; returns how many."""
+        with self._failures(ROOT, partial=True):
+            count = self.changes.recover()
+        if count:
+            explain.log.info("s3memory: completed %d interrupted change(s)", count)
+        self._recovered = True
+        return count
+
+    # -- view --
+    def view(self, raw_path: object, view_range: object = None) -> str:
+        path, found = self.look(raw_path)
+        if isinstance(found, str):
+            return render.file_view(path.display, found, view_range, self.limits.max_view_chars)
+        return render.dir_view(path.display, found, self.limits.max_view_chars)
+
+    def look(self, raw_path: object) -> tuple[MemoryPath, str | list[Entry]]:
+        """The file's text at `raw_path`, or the entries of the directory there (1 or 2 requests)."""
+        path = self.vault.parse(raw_path)
+        with self._failures(path.display):
+            self._begin()
+            if path.is_root:
+                return path, self._entries(path)
+            try:
+                return path, self.vault.read(path)[0]
+            except NotFound:
+                return path, self._entries(path)
+
+    def _entries(self, path: MemoryPath) -> list[Entry]:
+        entries = self.lister.entries(self.vault.dir_prefix(path))
+        if entries is None and not path.is_root:
+            raise CommandError(fmt.does_not_exist_view(path.display))
+        return entries or []
+
+    # -- create --
+    def create(self, raw_path: object, file_text: object) -> str:
+        path = self.vault.parse(raw_path)
+        text = require_str(file_text, "file_text")
+        if path.is_root:
+            raise CommandError(fmt.already_exists(path.display))
+        with self._failures(path.display):
+            self._begin()
+            self.placement.check(path, fmt.already_exists(path.display))
+            writes.create(self.vault, path, self.policy.content(path, text, 0, True))
+        return fmt.created(path.display)
+
+    # -- edits (optimistic concurrency: read ETag, write If-Match, retry on conflict) --
+    def _edit(self, path: MemoryPath, missing: str, change: writes.Change[T]) -> T:
+        with self._failures(path.display):
+            self._begin()
+            if path.is_root:
+                raise CommandError(missing)
+            return writes.update(self.vault, self.policy, path, missing, change)
+
+    def str_replace(self, raw_path: object, old_str: object, new_str: object) -> str:
+        path = self.vault.parse(raw_path)
+        old = require_str(old_str, "old_str")
+        new = require_str(new_str, "new_str")
+
+        def change(text: str) -> tuple[str, Callable[[str], str]]:
+            result = edit.replace_unique(text, old, new, path.display)
+            return result.text, lambda stored: edit.describe_replacement(result, stored)
+
+        return self._edit(path, fmt.does_not_exist_long(path.display), change)
+
+    def insert(self, raw_path: object, insert_line: object, insert_text: object) -> str:
+        path = self.vault.parse(raw_path)
+        new = require_str(insert_text, "insert_text")
+
+        def change(text: str) -> tuple[str, Callable[[str], str]]:
+            return edit.insert_text(text, insert_line, new), lambda _stored: fmt.inserted(path.display)
+
+        return self._edit(path, fmt.does_not_exist(path.display), change)
+
+    # -- delete --
+    def delete(self, raw_path: object) -> str:
+        path = self.vault.parse(raw_path)
+        if path.is_root:
+            raise CommandError(fmt.cannot_delete_root())
+        with self._failures(path.display):
+            self._begin()
+            key = self.vault.key(path)
+            if self.placement.is_file(path):
+                self.vault.store.delete(key)
+                return fmt.deleted(path.display)
+            listing = self.placement.listing(path)
+            if not listing:
+                raise CommandError(fmt.does_not_exist(path.display))
+        with self._failures(path.display, partial=True):
+            self.changes.delete_dir(path, listing)
+        return fmt.deleted(path.display)
+
+    # -- rename --
+    def rename(self, raw_old: object, raw_new: object) -> str:
+        old = self.vault.parse(raw_old)
+        new = self.vault.parse(raw_new)
+        if old.is_root:
+            raise CommandError(fmt.cannot_rename_root())
+        with self._failures(old.display):
+            self._begin()
+            try:
+                text, etag = self.vault.read(old)
+                listing: list[ObjectInfo] = []
+            except NotFound:
+                text, etag = "", ""
+                listing = self.placement.listing(old)
+                if not listing:
+                    raise CommandError(fmt.does_not_exist(old.display)) from None
+                if new == old:
+                    raise CommandError(fmt.destination_exists(new.display)) from None
+                if new.is_within(old):
+                    raise CommandError(fmt.into_itself(old.display)) from None
+            if new.is_root:
+                raise CommandError(fmt.destination_exists(new.display))
+            self.placement.check(new, fmt.destination_exists(new.display))
+            if listing and self.placement.is_file(new):
+                raise CommandError(fmt.destination_exists(new.display))
+            self.policy.name(new)
+            if not listing:
+                move_file(self.vault, old, new, text, etag)
+                return fmt.renamed(old.display, new.display)
+        with self._failures(old.display, partial=True):
+            self.changes.rename_dir(old, new, listing)
+        return fmt.renamed(old.display, new.display)
+
+    def clear_all(self) -> str:
+        """Delete every object of this agent (bookkeeping included). Not a model command."""
+        with self._failures(ROOT):
+            self.changes.delete_keys([(obj.key, "") for obj in self.vault.store.list_all(self.vault.root)])
+        return "All memory cleared"

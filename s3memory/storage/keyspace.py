@@ -1,0 +1,64 @@
+"""Where an agent's objects live: memory paths to S3 keys and back, under `{prefix}{agent}/`.
+
+One object answers every layout question (the agent's root, a file's key, a directory's
+prefix, a key's path, whether a key is bookkeeping), so no command re-derives it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from s3memory.core import paths
+from s3memory.core.paths import RESERVED_SEGMENT, MemoryPath
+from s3memory.errors import CommandError
+
+
+@dataclass(frozen=True)
+class AgentKeyspace:
+    """The key layout of one agent. Validates the prefix and agent id when built."""
+
+    prefix: str
+    agent_id: str
+
+    def __post_init__(self) -> None:
+        paths.validate_prefix(self.prefix)
+        paths.validate_agent_id(self.agent_id)
+
+    @property
+    def root(self) -> str:
+        """`{prefix}{agent}/`: every key of the agent starts with it, and no other agent's does."""
+        return paths.agent_root(self.prefix, self.agent_id)
+
+    @property
+    def bookkeeping_prefix(self) -> str:
+        return self.root + RESERVED_SEGMENT + "/"
+
+    def parse(self, raw: object, *, reserved_ok: bool = False) -> MemoryPath:
+        """Validate a path the model (or a local file) names, including the key-length limit."""
+        return paths.parse(raw, key_root=self.root, reserved_ok=reserved_ok)
+
+    def key(self, path: MemoryPath) -> str:
+        return paths.object_key(self.root, path)
+
+    def dir_prefix(self, path: MemoryPath) -> str:
+        return paths.dir_prefix(self.root, path)
+
+    def path_of(self, key: str) -> MemoryPath | None:
+        """The memory path a key stands for; None for keys no valid path maps to."""
+        return paths.path_of_key(self.root, key)
+
+    def memory_path(self, key: str) -> MemoryPath:
+        """The validated memory path of a stored key (bookkeeping paths allowed); `CommandError` otherwise."""
+        path = self.path_of(key)
+        if path is None:
+            raise CommandError("not a valid memory path")
+        return self.parse(path.display, reserved_ok=True)
+
+    def is_bookkeeping(self, key: str) -> bool:
+        """True for the agent's `.s3memory/` records (intents, ...): never a memory file."""
+        return key.startswith(self.bookkeeping_prefix)
+
+    def shown(self, key: str) -> str:
+        """The memory path of `key` for display, or the key itself (escaped) if no valid path maps to it."""
+        path = self.path_of(key)
+        return paths.escape_for_display(key if path is None else path.display)

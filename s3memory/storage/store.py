@@ -1,0 +1,232 @@
+"""The S3 object layer: get / put (conditional) / list / delete, S3 errors → ours through one table.
+
+Knows nothing of paths, encryption or the memory commands; every method is one S3 request
+(or one per page / batch), so callers can count what an operation costs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from s3memory.errors import (
+    AccessDenied,
+    ConditionalConflict,
+    NotFound,
+    PreconditionFailed,
+    StorageError,
+    StorageUnavailable,
+)
+
+if TYPE_CHECKING:
+    from mypy_boto3_s3 import S3Client
+
+DELETE_BATCH = 1000
+
+# S3 error code (or HTTP status, as text) → our exception class. Anything else is a plain
+# StorageError carrying the code. Decided by code, never by matching message text.
+_ERROR_TABLE: dict[str, type[StorageError]] = {
+    "NoSuchKey": NotFound,
+    "404": NotFound,
+    "NotFound": NotFound,
+    "PreconditionFailed": PreconditionFailed,
+    "412": PreconditionFailed,
+    "ConditionalRequestConflict": ConditionalConflict,
+    "409": ConditionalConflict,
+    "OperationAborted": ConditionalConflict,
+    "SlowDown": StorageUnavailable,
+    "503": StorageUnavailable,
+    "ServiceUnavailable": StorageUnavailable,
+    "InternalError": StorageUnavailable,
+    "500": StorageUnavailable,
+    "RequestTimeout": StorageUnavailable,
+    "RequestTimeTooSkewed": StorageUnavailable,
+    "Throttling": StorageUnavailable,
+    "AccessDenied": AccessDenied,
+    "403": AccessDenied,
+    "AllAccessDisabled": AccessDenied,
+    "InvalidAccessKeyId": AccessDenied,
+    "SignatureDoesNotMatch": AccessDenied,
+    "ExpiredToken": AccessDenied,
+}
+
+
+def translate(err: Exception, operation: str) -> StorageError:
+    """Map a botocore exception to ours; the message carries only the code and operation."""
+    if isinstance(err, ClientError):
+        code = str(err.response.get("Error", {}).get("Code") or "")
+        status = str(err.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or "")
+        code = code or status or "Unknown"
+        cls = _ERROR_TABLE.get(code) or _ERROR_TABLE.get(status) or StorageError
+        return cls(code, operation)
+    if isinstance(err, BotoCoreError):
+        return StorageUnavailable(type(err).__name__, operation)
+    raise err
+
+
+@dataclass(frozen=True)
+class StoredObject:
+    body: bytes
+    etag: str
+    metadata: dict[str, str]
+
+
+@dataclass(frozen=True)
+class ObjectInfo:
+    key: str
+    size: int
+    etag: str = ""
+    last_modified: datetime | None = None
+    metadata: dict[str, str] = field(default_factory=dict)  # filled by `head`, not by listings
+
+
+@dataclass
+class Page:
+    objects: list[ObjectInfo] = field(default_factory=list)
+    prefixes: list[str] = field(default_factory=list)
+    truncated: bool = False
+
+
+class ObjectStore:
+    """One bucket through one boto3 S3 client (thread-safe, shared by worker threads)."""
+
+    def __init__(self, s3_client: S3Client, bucket: str) -> None:
+        if not bucket:
+            raise ValueError("bucket must be a non-empty bucket name")
+        self.s3 = s3_client
+        self.bucket = bucket
+
+    def get(self, key: str) -> StoredObject:
+        try:
+            resp = self.s3.get_object(Bucket=self.bucket, Key=key)
+            body = resp["Body"].read()
+        except (ClientError, BotoCoreError) as err:
+            raise translate(err, "GetObject") from err
+        return StoredObject(body, resp.get("ETag", ""), dict(resp.get("Metadata", {})))
+
+    def head(self, key: str) -> ObjectInfo | None:
+        try:
+            resp = self.s3.head_object(Bucket=self.bucket, Key=key)
+        except (ClientError, BotoCoreError) as err:
+            mapped = translate(err, "HeadObject")
+            if isinstance(mapped, NotFound):
+                return None
+            raise mapped from err
+        return ObjectInfo(
+            key,
+            int(resp.get("ContentLength", 0)),
+            resp.get("ETag", ""),
+            resp.get("LastModified"),
+            dict(resp.get("Metadata", {})),
+        )
+
+    def put(
+        self,
+        key: str,
+        body: bytes,
+        metadata: Mapping[str, str],
+        *,
+        if_none_match: bool = False,
+        if_match: str | None = None,
+    ) -> str:
+        """Write `body`; `if_none_match` creates only, `if_match` replaces only that ETag. Returns the ETag."""
+        kwargs: dict[str, Any] = {"Bucket": self.bucket, "Key": key, "Body": body, "Metadata": dict(metadata)}
+        if if_none_match:
+            kwargs["IfNoneMatch"] = "*"
+        if if_match is not None:
+            kwargs["IfMatch"] = if_match
+        try:
+            resp = self.s3.put_object(**kwargs)
+        except (ClientError, BotoCoreError) as err:
+            raise translate(err, "PutObject") from err
+        return resp.get("ETag", "")
+
+    def delete(self, key: str, *, if_match: str | None = None) -> None:
+        kwargs: dict[str, Any] = {"Bucket": self.bucket, "Key": key}
+        if if_match is not None:
+            kwargs["IfMatch"] = if_match
+        try:
+            self.s3.delete_object(**kwargs)
+        except (ClientError, BotoCoreError) as err:
+            mapped = translate(err, "DeleteObject")
+            if isinstance(mapped, NotFound):
+                return
+            raise mapped from err
+
+    def delete_many(self, items: Sequence[tuple[str, str | None]]) -> dict[str, str]:
+        """Delete (key, etag-or-None) pairs in batches of 1,000.
+
+        Returns {key: error code} for every key that was not deleted (a missing key counts as
+        deleted).
+        """
+        objects: list[Any] = [{"Key": key, "ETag": etag} if etag else {"Key": key} for key, etag in items]
+        return {error.get("Key", ""): error.get("Code", "Unknown") for error in self.delete_objects(objects)}
+
+    def delete_objects(self, objects: Sequence[Any]) -> list[Any]:
+        """`DeleteObjects` in batches of 1,000; returns the `Errors` entries of every response.
+
+        `DeleteObjects` answers 200 even when keys fail, so each response's `Errors` is read.
+        An object or version that no longer exists counts as deleted and is not returned.
+        """
+        errors: list[Any] = []
+        for start in range(0, len(objects), DELETE_BATCH):
+            batch = list(objects[start : start + DELETE_BATCH])
+            try:
+                resp = self.s3.delete_objects(Bucket=self.bucket, Delete={"Objects": batch, "Quiet": True})
+            except (ClientError, BotoCoreError) as err:
+                raise translate(err, "DeleteObjects") from err
+            errors += [e for e in resp.get("Errors", []) if e.get("Code") not in ("NoSuchKey", "NoSuchVersion")]
+        return errors
+
+    def list_page(
+        self,
+        prefix: str,
+        *,
+        delimiter: str | None = None,
+        token: str | None = None,
+        max_keys: int | None = None,
+        start_after: str | None = None,
+    ) -> tuple[Page, str | None]:
+        """One `ListObjectsV2` request; returns the page and the continuation token (or None)."""
+        kwargs: dict[str, Any] = {"Bucket": self.bucket, "Prefix": prefix}
+        if delimiter:
+            kwargs["Delimiter"] = delimiter
+        if token:
+            kwargs["ContinuationToken"] = token
+        if max_keys:
+            kwargs["MaxKeys"] = max_keys
+        if start_after:
+            kwargs["StartAfter"] = start_after
+        try:
+            resp = self.s3.list_objects_v2(**kwargs)
+        except (ClientError, BotoCoreError) as err:
+            raise translate(err, "ListObjectsV2") from err
+        page = Page(
+            [
+                ObjectInfo(o["Key"], int(o.get("Size", 0)), o.get("ETag", ""), o.get("LastModified"))
+                for o in resp.get("Contents", [])
+            ],
+            [p["Prefix"] for p in resp.get("CommonPrefixes", [])],
+            bool(resp.get("IsTruncated")),
+        )
+        return page, (resp.get("NextContinuationToken") if page.truncated else None)
+
+    def iter_pages(self, prefix: str, *, delimiter: str | None = None) -> Iterator[Page]:
+        token: str | None = None
+        while True:
+            page, token = self.list_page(prefix, delimiter=delimiter, token=token)
+            yield page
+            if token is None:
+                return
+
+    def list_all(self, prefix: str) -> list[ObjectInfo]:
+        return [obj for page in self.iter_pages(prefix) for obj in page.objects]
+
+    def exists_under(self, prefix: str) -> bool:
+        """True if any key starts with `prefix` (one request, MaxKeys=1)."""
+        page, _ = self.list_page(prefix, max_keys=1)
+        return bool(page.objects)

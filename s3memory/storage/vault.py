@@ -1,0 +1,79 @@
+"""Encrypted objects of one agent: seal on write, authenticate on read.
+
+This joins `store` (S3 requests), `keys` (data keys), `keyspace` (where the agent's objects
+live) and the envelope format. The memory commands and the operator commands both read and
+write through it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from s3memory.core import envelope
+from s3memory.core.envelope import Header
+from s3memory.core.paths import MemoryPath
+from s3memory.errors import IntegrityError
+
+from .keys import Keys
+from .keyspace import AgentKeyspace
+from .store import ObjectStore, StoredObject
+
+
+@dataclass(frozen=True)
+class Sealed:
+    body: bytes
+    metadata: dict[str, str]
+
+
+class Vault:
+    def __init__(self, store: ObjectStore, keys: Keys, agent_id: str, prefix: str = "") -> None:
+        self.store = store
+        self.keys = keys
+        self.space = AgentKeyspace(prefix, agent_id)
+        self.agent_id = agent_id
+        self.root = self.space.root
+
+    # -- the key layout (see AgentKeyspace) --
+    def parse(self, raw: object) -> MemoryPath:
+        return self.space.parse(raw)
+
+    def key(self, path: MemoryPath) -> str:
+        return self.space.key(path)
+
+    def dir_prefix(self, path: MemoryPath) -> str:
+        return self.space.dir_prefix(path)
+
+    def path_of(self, key: str) -> MemoryPath | None:
+        return self.space.path_of(key)
+
+    # -- crypto --
+    def seal(self, path: MemoryPath, plaintext: bytes) -> Sealed:
+        body, header = envelope.seal(
+            plaintext, self.keys.data_key(self.agent_id), agent_id=self.agent_id, path=path.display
+        )
+        return Sealed(body, header.to_metadata())
+
+    def open(self, path: MemoryPath, obj: StoredObject) -> bytes:
+        """Authenticate and decrypt `obj` as the file at `path`; `IntegrityError` if anything is off."""
+        header = Header.from_metadata(obj.metadata)
+        data_key = self.keys.unwrap(self.agent_id, header.provider, header.wrapped_key)
+        return envelope.open_sealed(obj.body, header, data_key, agent_id=self.agent_id, path=path.display)
+
+    def open_text(self, path: MemoryPath, obj: StoredObject) -> str:
+        try:
+            return self.open(path, obj).decode("utf-8")
+        except UnicodeDecodeError:
+            raise IntegrityError() from None
+
+    # -- I/O --
+    def read(self, path: MemoryPath) -> tuple[str, str]:
+        """(text, etag) of the file at `path`: one GET. Raises `NotFound` or `IntegrityError`."""
+        obj = self.store.get(self.key(path))
+        return self.open_text(path, obj), obj.etag
+
+    def write(self, path: MemoryPath, text: str, *, if_none_match: bool = False, if_match: str | None = None) -> str:
+        """Seal and PUT `text` at `path` (conditionally). Returns the new ETag."""
+        sealed = self.seal(path, text.encode("utf-8"))
+        return self.store.put(
+            self.key(path), sealed.body, sealed.metadata, if_none_match=if_none_match, if_match=if_match
+        )

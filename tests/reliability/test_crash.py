@@ -1,0 +1,405 @@
+"""Crash consistency of directory rename and recursive delete: a fault at every S3 call in turn.
+
+For each operation, a first run counts its n S3 (and KMS) calls. Then for k = 1..n, on a fresh
+agent, a `before-call` hook kills the operation at call k: either a non-botocore exception that
+must propagate (the process "dies": every later call fails too), or a `SlowDown` ClientError at
+call k only (the tool reports it; the same tool's next command completes the change). After
+the fault every original file must be readable with its exact content at its old or new path;
+after one command of a new tool instance the change must be complete, or, if the fault came
+before the intent record existed, not have happened at all; no duplicates, no intent records.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
+from s3memory import KmsKeys, LocalKeys, S3MemoryTool
+from s3memory.core.paths import parse
+from s3memory.errors import NotFound
+from s3memory.storage.keys import Keys
+from s3memory.storage.store import ObjectStore
+from s3memory.storage.vault import Vault
+from tests.support import BUCKET, LOCAL_KEY, err, ok
+
+PREFIX = "agents/"
+FILES = {
+    "/memories/proj/a.txt": "alpha\n",
+    "/memories/proj/b.md": "# bee\nline two\n",
+    "/memories/proj/.hidden": "hidden but moved too\n",
+    "/memories/proj/sub/c.txt": "gamma",
+    "/memories/proj/sub/deep/d.txt": "delta\n" * 3,
+    "/memories/proj/node_modules/e.js": "module.exports = 1;\n",
+}
+OTHER = {"/memories/keep.txt": "untouched\n"}
+SRC, DST = "/memories/proj", "/memories/archive/proj2"
+HEADER = "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:"
+VIEW_BEFORE = "\n".join(
+    [
+        HEADER,
+        "4.0K\t/memories",
+        "10B\t/memories/keep.txt",
+        "4.0K\t/memories/proj/",
+        "6B\t/memories/proj/a.txt",
+        "15B\t/memories/proj/b.md",
+        "4.0K\t/memories/proj/sub/",
+    ]
+)
+VIEW_RENAMED = "\n".join(
+    [HEADER, "4.0K\t/memories", "4.0K\t/memories/archive/", "4.0K\t/memories/archive/proj2/", "10B\t/memories/keep.txt"]
+)
+VIEW_DELETED = "\n".join([HEADER, "4.0K\t/memories", "10B\t/memories/keep.txt"])
+PARTIAL = (
+    "Error: Memory storage is unavailable right now (SlowDown) while changing /memories/proj. "
+    "No file was lost; the unfinished change will be completed by the next command. Try again."
+)
+NOTHING = "Error: Memory storage is unavailable right now (SlowDown); nothing was changed. Try again."
+
+
+class Crash(Exception):
+    """Raised from a botocore hook to simulate the process dying mid-operation."""
+
+
+def _slowdown(operation: str) -> ClientError:
+    return ClientError(
+        {"Error": {"Code": "SlowDown", "Message": "Please reduce your request rate."}, "ResponseMetadata": {}},
+        operation,
+    )
+
+
+class Killer:
+    """A `before-call` hook on the given clients that numbers every API call and fails call k.
+
+    `persistent=True`: call k and every later call raise `Crash` (the process is dead).
+    `persistent=False`: only call k raises a `SlowDown` ClientError (a transient fault).
+    """
+
+    def __init__(self, *clients: Any) -> None:
+        self._lock = threading.Lock()
+        self.calls: list[str] = []
+        self.k: int | None = None
+        self.persistent = True
+        self.fired = 0
+        for client in clients:
+            client.meta.events.register(f"before-call.{client.meta.service_model.service_name}.*", self._hook)
+
+    def arm(self, k: int | None, *, persistent: bool = True) -> None:
+        with self._lock:
+            self.calls.clear()
+            self.k, self.persistent, self.fired = k, persistent, 0
+
+    def _hook(self, model: Any, **_: Any) -> None:
+        with self._lock:
+            self.calls.append(f"{model.service_model.service_name}:{model.name}")
+            n = len(self.calls)
+            hit = self.k is not None and (n >= self.k if self.persistent else n == self.k)
+            if hit:
+                self.fired += 1
+        if hit:
+            raise Crash(f"died at call {n}") if self.persistent else _slowdown(model.name)
+
+
+@pytest.fixture
+def killer(s3: Any, kms: Any) -> Killer:
+    return Killer(s3, kms)
+
+
+@pytest.fixture
+def new_tool(s3: Any) -> Iterator[Callable[..., S3MemoryTool]]:
+    """A new tool instance (a fresh process as far as recovery is concerned); closed at teardown."""
+    made: list[S3MemoryTool] = []
+
+    def factory(agent: str, keys: Keys | None = None, workers: int = 4) -> S3MemoryTool:
+        tool = S3MemoryTool(
+            bucket=BUCKET,
+            agent_id=agent,
+            keys=keys or LocalKeys(LOCAL_KEY),
+            s3_client=s3,
+            prefix=PREFIX,
+            max_workers=workers,
+        )
+        made.append(tool)
+        return tool
+
+    yield factory
+    for tool in made:
+        tool.close()
+
+
+def _vault(s3: Any, agent: str, keys: Keys | None = None) -> Vault:
+    return Vault(ObjectStore(s3, BUCKET), keys or LocalKeys(LOCAL_KEY), agent, PREFIX)
+
+
+def _read(vault: Vault, display: str) -> str | None:
+    try:
+        text, _ = vault.read(parse(display, reserved_ok=True))
+    except NotFound:
+        return None
+    return text
+
+
+def _keys(s3: Any, agent: str) -> set[str]:
+    root = f"{PREFIX}{agent}/"
+    resp = s3.list_objects_v2(Bucket=BUCKET, Prefix=root)
+    assert not resp.get("IsTruncated")
+    return {obj["Key"][len(root) :] for obj in resp.get("Contents", [])}
+
+
+def _wipe(s3: Any, agent: str) -> None:
+    """Remove a finished case's objects: moto's listing slows down with every key in the bucket."""
+    keys = [{"Key": f"{PREFIX}{agent}/{rel}"} for rel in _keys(s3, agent)]
+    if keys:
+        s3.delete_objects(Bucket=BUCKET, Delete={"Objects": keys, "Quiet": True})
+
+
+def _rel(display: str) -> str:
+    return display[len("/memories/") :]
+
+
+def _moved(display: str) -> str:
+    return DST + display[len(SRC) :]
+
+
+def _seed(vault: Vault) -> None:
+    """Write the starting files straight through the vault (one PUT each; the tool's create is tested elsewhere)."""
+    for path, text in {**FILES, **OTHER}.items():
+        vault.write(parse(path), text, if_none_match=True)
+
+
+def _assert_no_loss(vault: Vault) -> int:
+    """Every file readable with its exact content at its old path or its new one; returns duplicates."""
+    duplicates = 0
+    for path, text in FILES.items():
+        old, new = _read(vault, path), _read(vault, _moved(path))
+        assert text in (old, new), f"{path} lost: old={old!r} new={new!r}"
+        for found in (old, new):
+            assert found in (None, text), f"{path} has foreign content {found!r}"
+        duplicates += old is not None and new is not None
+    assert _read(vault, "/memories/keep.txt") == OTHER["/memories/keep.txt"]
+    return duplicates
+
+
+def _assert_all_or_none(vault: Vault) -> None:
+    """A recursive delete is one `DeleteObjects` batch: every file still there exactly, or none."""
+    found = {path: _read(vault, path) for path in FILES}
+    assert found == FILES or set(found.values()) == {None}, found
+    assert _read(vault, "/memories/keep.txt") == OTHER["/memories/keep.txt"]
+
+
+def _assert_state(s3: Any, agent: str, vault: Vault, where: str) -> None:
+    """The agent holds exactly the files of state `where` ("before", "renamed", "deleted"), nothing else."""
+    if where == "before":
+        expected = {**FILES, **OTHER}
+    elif where == "renamed":
+        expected = {**{_moved(p): t for p, t in FILES.items()}, **OTHER}
+    else:
+        expected = dict(OTHER)
+    assert _keys(s3, agent) == {_rel(p) for p in expected}  # no duplicates, no intent record left
+    for path, text in expected.items():
+        assert _read(vault, path) == text
+
+
+@contextmanager
+def _counted(killer: Killer) -> Iterator[list[str]]:
+    killer.arm(None)
+    calls: list[str] = []
+    yield calls
+    calls.extend(killer.calls)
+
+
+RENAME = {"command": "rename", "old_path": SRC, "new_path": DST}
+DELETE = {"command": "delete", "path": SRC}
+OPS = {
+    "rename": (RENAME, f"Successfully renamed {SRC} to {DST}", "renamed", VIEW_RENAMED),
+    "delete": (DELETE, f"Successfully deleted {SRC}", "deleted", VIEW_DELETED),
+}
+
+
+def _prepare(
+    s3: Any,
+    new_tool: Callable[..., S3MemoryTool],
+    agent: str,
+    keys: Callable[[], Keys] | None = None,
+    workers: int = 4,
+) -> S3MemoryTool:
+    """Seed a fresh agent, then start the instance that will run the operation (own key cache)."""
+    _seed(_vault(s3, agent, keys() if keys else None))
+    actor = new_tool(agent, keys() if keys else None, workers)
+    assert ok(actor, command="view", path="/memories") == VIEW_BEFORE  # its own start-up recovery is done
+    return actor
+
+
+def _count(
+    s3: Any, killer: Killer, new_tool: Callable[..., S3MemoryTool], op: str, use_kms: Callable[[], Keys] | None = None
+) -> list[str]:
+    command, success, after, _ = OPS[op]
+    agent = f"count-{op}-{'kms' if use_kms else 'local'}"
+    actor = _prepare(s3, new_tool, agent, use_kms)
+    with _counted(killer) as calls:
+        assert ok(actor, **command) == success
+    _assert_state(s3, agent, _vault(s3, agent, use_kms() if use_kms else None), after)
+    return calls
+
+
+def _intent_index(calls: list[str]) -> int:
+    """1-based number of the call that writes the intent record (the operation's first PutObject)."""
+    return calls.index("s3:PutObject") + 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("op", ["rename", "delete"])
+def test_crash_at_every_call_then_new_instance_completes(s3, killer, new_tool, op):
+    command, _, after, view_after = OPS[op]
+    calls = _count(s3, killer, new_tool, op)
+    n, intent_at = len(calls), _intent_index(calls)
+    assert calls[intent_at - 1] == "s3:PutObject"
+    for k in range(1, n + 1):
+        agent = f"crash-{op}-{k}"
+        actor = _prepare(s3, new_tool, agent)
+        killer.arm(k)
+        with pytest.raises(Crash):
+            actor.call(command)
+        killer.arm(None)
+        vault = _vault(s3, agent)
+        _assert_no_loss(vault) if op == "rename" else _assert_all_or_none(vault)
+        recovered = ok(new_tool(agent), command="view", path="/memories")
+        done = k > intent_at
+        assert recovered == (view_after if done else VIEW_BEFORE), f"k={k}"
+        _assert_state(s3, agent, vault, after if done else "before")
+        _wipe(s3, agent)
+    print(f"\n[crash] {op}: {n} S3 calls, {n} fault points injected (intent record at call {intent_at})")
+
+
+@pytest.mark.slow
+def test_crash_at_every_call_with_kms_keys(s3, kms, kms_key, killer, new_tool):
+    """The same sweep for rename with KMS data keys: KMS calls are fault points too."""
+
+    def keys() -> KmsKeys:
+        return KmsKeys(kms_key, kms_client=kms)
+
+    calls = _count(s3, killer, new_tool, "rename", keys)
+    n, intent_at = len(calls), _intent_index(calls)
+    assert "kms:GenerateDataKey" in calls[:intent_at]
+    for k in range(1, n + 1):
+        agent = f"crash-kms-{k}"
+        actor = _prepare(s3, new_tool, agent, keys)
+        killer.arm(k)
+        with pytest.raises(Crash):
+            actor.call(RENAME)
+        killer.arm(None)
+        vault = _vault(s3, agent, keys())
+        _assert_no_loss(vault)
+        done = k > intent_at
+        assert ok(new_tool(agent, keys()), command="view", path="/memories") == (VIEW_RENAMED if done else VIEW_BEFORE)
+        _assert_state(s3, agent, vault, "renamed" if done else "before")
+        _wipe(s3, agent)
+    print(f"\n[crash] rename with KMS keys: {n} S3+KMS calls, {n} fault points injected")
+
+
+@pytest.mark.slow
+def test_crash_during_recovery_at_every_call(s3, killer, new_tool):
+    """A rename dies mid-copy; the recovering instance dies too, at each of its calls; a third finishes."""
+    calls = _count(s3, killer, new_tool, "rename")
+    first_crash = _intent_index(calls) + 4  # after the record and some copies
+    assert first_crash < len(calls)
+
+    def crashed(agent: str) -> None:
+        # One worker: which copies were done when the crash hit must be the same every time,
+        # or the recovering instance's call count (the sweep's range) would vary between runs.
+        actor = _prepare(s3, new_tool, agent, workers=1)
+        killer.arm(first_crash)
+        with pytest.raises(Crash):
+            actor.call(RENAME)
+        killer.arm(None)
+
+    crashed("recount")
+    with _counted(killer) as recovery_calls:
+        assert ok(new_tool("recount"), command="view", path="/memories") == VIEW_RENAMED
+    n2 = len(recovery_calls)
+    for k in range(1, n2 + 1):
+        agent = f"recrash-{k}"
+        crashed(agent)
+        killer.arm(k)
+        with pytest.raises(Crash):
+            new_tool(agent).call({"command": "view", "path": "/memories"})
+        killer.arm(None)
+        vault = _vault(s3, agent)
+        _assert_no_loss(vault)
+        assert ok(new_tool(agent), command="view", path="/memories") == VIEW_RENAMED
+        _assert_state(s3, agent, vault, "renamed")
+        _wipe(s3, agent)
+    print(f"\n[crash] recovery of an interrupted rename: {n2} calls, {n2} fault points injected")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("op", ["rename", "delete"])
+def test_slowdown_at_every_call_same_tool_completes(s3, killer, new_tool, op):
+    """A SlowDown at call k: the exact error, nothing lost, and the same tool's next command finishes."""
+    command, _, after, view_after = OPS[op]
+    calls = _count(s3, killer, new_tool, op)
+    n, intent_at = len(calls), _intent_index(calls)
+    for k in range(1, n + 1):
+        agent = f"slow-{op}-{k}"
+        actor = _prepare(s3, new_tool, agent)
+        killer.arm(k, persistent=False)
+        message = err(actor, **command)
+        assert killer.fired == 1
+        killer.arm(None)
+        assert message == (PARTIAL if k >= intent_at else NOTHING), f"k={k}"
+        vault = _vault(s3, agent)
+        _assert_no_loss(vault) if op == "rename" else _assert_all_or_none(vault)
+        done = k > intent_at
+        assert ok(actor, command="view", path="/memories") == (view_after if done else VIEW_BEFORE), f"k={k}"
+        _assert_state(s3, agent, vault, after if done else "before")
+        _wipe(s3, agent)
+    print(f"\n[crash] {op}: SlowDown injected at each of {n} calls")
+
+
+SINGLE_OLD, SINGLE_NEW = "/memories/notes/a.txt", "/memories/done/a.txt"
+
+
+@pytest.mark.slow
+def test_single_file_rename_crash_keeps_both_copies_at_worst(s3, killer, new_tool):
+    """Single-file rename has no intent record (≤ 5 requests): a crash between its PUT and DELETE
+    leaves both copies, each readable with the exact content. Documented limit; nothing is lost."""
+    text = "one\ntwo\n"
+
+    def prepare(agent: str) -> S3MemoryTool:
+        seeder = new_tool(agent)
+        ok(seeder, command="create", path=SINGLE_OLD, file_text=text)
+        ok(seeder, command="create", path="/memories/done/other.txt", file_text="x")
+        actor = new_tool(agent)
+        ok(actor, command="view", path="/memories")
+        return actor
+
+    actor = prepare("single-count")
+    with _counted(killer) as calls:
+        assert ok(actor, command="rename", old_path=SINGLE_OLD, new_path=SINGLE_NEW) == (
+            f"Successfully renamed {SINGLE_OLD} to {SINGLE_NEW}"
+        )
+    assert calls == ["s3:GetObject", "s3:ListObjectsV2", "s3:ListObjectsV2", "s3:PutObject", "s3:DeleteObject"]
+    duplicates_left = 0
+    for k in range(1, len(calls) + 1):
+        agent = f"single-{k}"
+        actor = prepare(agent)
+        killer.arm(k)
+        with pytest.raises(Crash):
+            actor.call({"command": "rename", "old_path": SINGLE_OLD, "new_path": SINGLE_NEW})
+        killer.arm(None)
+        ok(new_tool(agent), command="view", path="/memories")
+        vault = _vault(s3, agent)
+        old, new = _read(vault, SINGLE_OLD), _read(vault, SINGLE_NEW)
+        if k <= 4:  # died before the new copy was written: unchanged
+            assert (old, new) == (text, None)
+        else:  # died between PUT and DELETE: both copies, exact content
+            assert (old, new) == (text, text)
+            duplicates_left += 1
+        assert _keys(s3, agent) == {"notes/a.txt", "done/other.txt"} | ({"done/a.txt"} if new else set())
+        _wipe(s3, agent)
+    assert duplicates_left == 1
+    print(f"\n[crash] single-file rename: {len(calls)} fault points, {duplicates_left} leaves a duplicate")

@@ -1,0 +1,97 @@
+"""Settings from S3MEMORY_* and S3MemoryTool.from_env, including per-agent credentials."""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+from pydantic import ValidationError
+
+from s3memory import S3MemoryTool, Settings
+from s3memory.storage.keys import KmsKeys, LocalKeys
+from s3memory.storage.sts import clear_agent_session_cache
+from tests.support import BUCKET, LOCAL_KEY, ok
+
+
+def test_from_env_with_a_local_key(s3, monkeypatch):
+    monkeypatch.setenv("S3MEMORY_BUCKET", BUCKET)
+    monkeypatch.setenv("S3MEMORY_PREFIX", "tenants/")
+    monkeypatch.setenv("S3MEMORY_LOCAL_KEY", base64.b64encode(LOCAL_KEY).decode())
+    monkeypatch.setenv("S3MEMORY_MAX_FILE_BYTES", "10")
+    with S3MemoryTool.from_env("agent-7") as tool:
+        assert isinstance(tool.memory.vault.keys, LocalKeys)
+        assert ok(tool, command="create", path="/memories/a.txt", file_text="0123456789") == (
+            "File created successfully at: /memories/a.txt"
+        )
+        assert tool.memory.limits.max_file_bytes == 10
+    keys = [o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET)["Contents"]]
+    assert keys == ["tenants/agent-7/a.txt"]
+
+
+def test_from_env_with_kms_and_an_override(s3, kms, kms_key, monkeypatch):
+    monkeypatch.setenv("S3MEMORY_BUCKET", BUCKET)
+    monkeypatch.setenv("S3MEMORY_KMS_KEY_ID", kms_key)
+    with S3MemoryTool.from_env("agent-8", prefix="other/") as tool:
+        assert isinstance(tool.memory.vault.keys, KmsKeys)
+        assert tool.memory.vault.root == "other/agent-8/"
+        ok(tool, command="create", path="/memories/x.md", file_text="hi\n")
+        assert ok(tool, command="view", path="/memories/x.md") == (
+            "Here's the content of /memories/x.md with line numbers:\n     1\thi"
+        )
+
+
+def test_exactly_one_key_source_is_required(monkeypatch):
+    monkeypatch.setenv("S3MEMORY_BUCKET", BUCKET)
+    with pytest.raises(ValidationError, match="set exactly one of S3MEMORY_KMS_KEY_ID or S3MEMORY_LOCAL_KEY"):
+        Settings()
+    monkeypatch.setenv("S3MEMORY_KMS_KEY_ID", "alias/x")
+    monkeypatch.setenv("S3MEMORY_LOCAL_KEY", base64.b64encode(LOCAL_KEY).decode())
+    with pytest.raises(ValidationError, match="set exactly one"):
+        Settings()
+
+
+def test_a_bad_local_key_is_refused_without_echoing_it(monkeypatch):
+    monkeypatch.setenv("S3MEMORY_BUCKET", BUCKET)
+    monkeypatch.setenv("S3MEMORY_LOCAL_KEY", base64.b64encode(b"short-secret-key").decode())
+    with pytest.raises(ValidationError) as caught:
+        Settings()
+    assert "S3MEMORY_LOCAL_KEY must decode to 32 bytes" in str(caught.value)
+    assert base64.b64encode(b"short-secret-key").decode() not in str(caught.value)
+
+
+def test_a_bad_prefix_is_refused(monkeypatch):
+    monkeypatch.setenv("S3MEMORY_BUCKET", BUCKET)
+    monkeypatch.setenv("S3MEMORY_KMS_KEY_ID", "alias/x")
+    monkeypatch.setenv("S3MEMORY_PREFIX", "agents")
+    with pytest.raises(ValidationError, match='prefix must be "" or end with "/"'):
+        Settings()
+
+
+def test_agent_role_arn_gives_the_tool_per_agent_credentials(s3, monkeypatch):
+    """With S3MEMORY_AGENT_ROLE_ARN, from_env assumes the role tagged with the agent id."""
+    clear_agent_session_cache()
+    seen: list[dict[str, object]] = []
+    import botocore.session
+
+    original = botocore.session.Session.create_client
+
+    def create_client(self, service_name, *args, **kwargs):
+        client = original(self, service_name, *args, **kwargs)
+        if service_name == "sts":
+            client.meta.events.register(
+                "provide-client-params.sts.AssumeRole", lambda params, **_: seen.append(dict(params))
+            )
+        return client
+
+    monkeypatch.setattr(botocore.session.Session, "create_client", create_client)
+    monkeypatch.setenv("S3MEMORY_BUCKET", BUCKET)
+    monkeypatch.setenv("S3MEMORY_LOCAL_KEY", base64.b64encode(LOCAL_KEY).decode())
+    monkeypatch.setenv("S3MEMORY_AGENT_ROLE_ARN", "arn:aws:iam::123456789012:role/s3memory-agent")
+    with S3MemoryTool.from_env("agent-9") as tool:
+        credentials = tool.memory.vault.store.s3._request_signer._credentials
+        assert credentials.get_frozen_credentials().access_key != "testing"
+        ok(tool, command="create", path="/memories/t.md", file_text="tagged\n")
+    assert len(seen) == 1
+    assert seen[0]["RoleArn"] == "arn:aws:iam::123456789012:role/s3memory-agent"
+    assert seen[0]["Tags"] == [{"Key": "s3memory-agent", "Value": "agent-9"}]
+    clear_agent_session_cache()
