@@ -80,7 +80,7 @@ def test_the_registry_names_every_command_and_each_runs_a_real_function():
     from s3memory.cli import build_parser
 
     parser = build_parser()
-    choices = next(a.choices for a in parser._actions if a.dest == "command")  # noqa: SLF001
+    choices = next(a.choices for a in parser._actions if a.dest == "command")
     assert sorted(REGISTRY) == sorted(COMMANDS) == sorted(choices)
     for name, (module, function) in REGISTRY.items():
         run_it = getattr(importlib.import_module(f"s3memory.cli.{module}"), function)
