@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint typecheck tf-check pytest bench clean
+.PHONY: demo test lint typecheck tf-check pytest test-ministack test-localstack bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -34,10 +34,18 @@ tf-check:
 pytest: $(VENV)/.dev-installed
 	$(BIN)/python -m pytest
 
-test: lint typecheck tf-check pytest
+# The storage suites again, against MiniStack on 127.0.0.1 (conditions moto ignores, real error codes).
+test-ministack: $(VENV)/.dev-installed
+	bash scripts/test-endpoint.sh ministack
+
+# Optional, not part of make test: the same against LocalStack core (needs `pip install localstack-core`).
+test-localstack: $(VENV)/.dev-installed
+	bash scripts/test-endpoint.sh localstack
+
+test: lint typecheck tf-check pytest test-ministack
 
 bench: $(VENV)/.dev-installed
 	$(BIN)/python bench/run.py
 
 clean:
-	rm -rf $(VENV) .venv-checkov .mypy_cache .ruff_cache .pytest_cache tests/terraform/sim/node_modules
+	rm -rf $(VENV) .venv-checkov .venv-ministack .mypy_cache .ruff_cache .pytest_cache tests/terraform/sim/node_modules

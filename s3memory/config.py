@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -31,7 +31,8 @@ if TYPE_CHECKING:
 class StorageSettings(BaseSettings):
     """Where the memories are and how to reach them. Secrets are `SecretStr` and never printed."""
 
-    model_config = SettingsConfigDict(env_prefix="S3MEMORY_", extra="ignore", frozen=True)
+    # hide_input_in_errors: a validation error must never echo S3MEMORY_LOCAL_KEY (or any input).
+    model_config = SettingsConfigDict(env_prefix="S3MEMORY_", extra="ignore", frozen=True, hide_input_in_errors=True)
 
     bucket: str = Field(min_length=3, max_length=63, description="S3 bucket holding the memories")
     prefix: str = Field("", description='key prefix before the agent id: "" or ending with "/"')
@@ -41,6 +42,12 @@ class StorageSettings(BaseSettings):
     agent_role_arn: str | None = Field(None, description="role assumed per agent (see assume_agent_session)")
     max_workers: int = Field(defaults.DEFAULT_MAX_WORKERS, ge=1, le=defaults.MAX_WORKERS)
     max_attempts: int = Field(defaults.DEFAULT_MAX_ATTEMPTS, ge=1, le=20)
+    request_checksum_calculation: Literal["when_supported", "when_required"] | None = Field(
+        None, description="botocore's request checksums; when_required for stores that refuse them"
+    )
+    response_checksum_validation: Literal["when_supported", "when_required"] | None = Field(
+        None, description="botocore's response checksum validation"
+    )
 
     @field_validator("prefix")
     @classmethod
@@ -50,7 +57,12 @@ class StorageSettings(BaseSettings):
     def botocore_config(self) -> Config:
         from .storage.clients import botocore_config
 
-        return botocore_config(max_attempts=self.max_attempts, max_workers=self.max_workers)
+        return botocore_config(
+            max_attempts=self.max_attempts,
+            max_workers=self.max_workers,
+            request_checksum_calculation=self.request_checksum_calculation,
+            response_checksum_validation=self.response_checksum_validation,
+        )
 
     def clients(self, agent_id: str | None = None) -> tuple[S3Client, KMSClient]:
         """S3 and KMS clients. With `agent_role_arn` and an agent id, they act as that agent

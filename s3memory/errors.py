@@ -4,21 +4,55 @@ Storage, key and integrity errors are ours (no anthropic import here, so the CLI
 storage layer start fast). The tool classes turn `CommandError` into the SDK's `ToolError`.
 Where a built-in exception means the same thing, our class is also that built-in, so callers
 can catch either (`except FileNotFoundError`).
+
+    S3MemoryError
+    ├── CommandError (message: the exact text the model sees; kind: why it failed)
+    │   └── InvalidPath (also ValueError)
+    ├── StorageError (code, operation; kind)
+    │   ├── NotFound (also FileNotFoundError)
+    │   ├── PreconditionFailed, ConditionalConflict     conditional writes lost
+    │   ├── StorageUnavailable (also ConnectionError)   transient: retrying can help
+    │   ├── StorageRefused                              permanent for this request
+    │   └── StorageMisconfigured                        configuration: an operator must fix it
+    │       └── AccessDenied (also PermissionError)
+    ├── KeyUnavailable (code; kind)                      transient
+    │   └── KeyMisconfigured                             configuration
+    └── IntegrityError                                   an object is not what we wrote
+
+`kind` is one of TRANSIENT, PERMANENT, CONFIGURATION (or COMMAND for a plain command error):
+it decides whether a message may say "Try again" and which exit code the CLI uses.
 """
 
 from __future__ import annotations
+
+from typing import Literal
+
+Kind = Literal["command", "transient", "permanent", "configuration", "integrity"]
+COMMAND: Kind = "command"
+TRANSIENT: Kind = "transient"
+PERMANENT: Kind = "permanent"
+CONFIGURATION: Kind = "configuration"
+INTEGRITY: Kind = "integrity"
 
 
 class S3MemoryError(Exception):
     """Base class of every error s3memory raises on purpose."""
 
+    kind: Kind = COMMAND
+
 
 class CommandError(S3MemoryError):
-    """A memory command failed; `message` is exactly what the model is shown."""
+    """A memory command failed; `message` is exactly what the model is shown.
 
-    def __init__(self, message: str) -> None:
+    `kind` and `code` say why (a storage or key failure keeps its class and code, never its
+    text), so the CLI can tell a configuration problem from a passing one.
+    """
+
+    def __init__(self, message: str, *, kind: Kind = COMMAND, code: str = "") -> None:
         super().__init__(message)
         self.message = message
+        self.kind = kind
+        self.code = code
 
 
 class InvalidPath(CommandError, ValueError):
@@ -30,6 +64,8 @@ class InvalidPath(CommandError, ValueError):
 
 class StorageError(S3MemoryError):
     """An S3 call failed. `code` is the S3 error code (never a key or bucket name)."""
+
+    kind: Kind = PERMANENT
 
     def __init__(self, code: str, operation: str = "") -> None:
         super().__init__(f"{operation or 'S3'} failed: {code}")
@@ -52,8 +88,20 @@ class ConditionalConflict(StorageError):
 class StorageUnavailable(StorageError, ConnectionError):
     """S3 is throttling, failing or out of reach after botocore's retries."""
 
+    kind: Kind = TRANSIENT
 
-class AccessDenied(StorageError, PermissionError):
+
+class StorageRefused(StorageError):
+    """S3 refused this request for good (a key too long, a feature the store does not implement)."""
+
+
+class StorageMisconfigured(StorageError):
+    """The storage configuration is wrong: no such bucket, no credentials or region, wrong endpoint."""
+
+    kind: Kind = CONFIGURATION
+
+
+class AccessDenied(StorageMisconfigured, PermissionError):
     """IAM or the bucket policy refused the call."""
 
 
@@ -63,13 +111,23 @@ class AccessDenied(StorageError, PermissionError):
 class KeyUnavailable(S3MemoryError):
     """The key provider (KMS) could not produce or unwrap a data key. `code` is KMS's error code."""
 
+    kind: Kind = TRANSIENT
+
     def __init__(self, code: str) -> None:
         super().__init__(f"data key unavailable: {code}")
         self.code = code
 
 
+class KeyMisconfigured(KeyUnavailable):
+    """The key cannot be used as configured: not found, disabled, pending deletion, or access denied."""
+
+    kind: Kind = CONFIGURATION
+
+
 class IntegrityError(S3MemoryError):
     """An object failed header parsing, key commitment or authentication. Deliberately opaque."""
+
+    kind: Kind = INTEGRITY
 
     def __init__(self) -> None:
         super().__init__("object failed its integrity check")

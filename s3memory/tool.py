@@ -90,7 +90,8 @@ def _run(fn: Callable[..., str], *args: object) -> str:
     try:
         return fn(*args)
     except CommandError as err:
-        raise ToolError(err.message) from None
+        message = err.message
+    raise ToolError(message) from None  # outside the handler: the ToolError chains to nothing
 
 
 def _check_input(input: object) -> None:

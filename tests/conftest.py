@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -13,40 +15,83 @@ from moto.s3.responses import S3Response
 
 from s3memory import KmsKeys, LocalKeys, S3MemoryTool
 from tests.support import BUCKET, LOCAL_KEY, REGION, CallCounter
+from tests.support.endpoint import ENDPOINT, KMS_KEY_ID, ON_MOTO, empty_bucket
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    where = f"endpoint {ENDPOINT}" if ENDPOINT else "in-process moto"
+    config.stash[_WHERE] = where
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"s3memory storage under test: {config.stash[_WHERE]}"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if ON_MOTO:
+        marker, reason = "real_conditions", "moto ignores the condition this checks; run with S3MEMORY_TEST_ENDPOINT"
+    else:
+        marker, reason = "moto_only", f"moto only (needs moto's internals); running against {ENDPOINT}"
+    for item in items:
+        if item.get_closest_marker(marker):
+            item.add_marker(pytest.mark.skip(reason=reason))
+
+
+_WHERE = pytest.StashKey[str]()
 
 
 @pytest.fixture(autouse=True)
 def _aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Fake credentials and a region, so nothing can ever reach real AWS."""
+    """Fake credentials and a region, so nothing can ever reach real AWS (on an endpoint too, unless
+    the environment gives credentials for it)."""
     for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+        if ON_MOTO or name.startswith("AWS_ENDPOINT"):
+            monkeypatch.delenv(name, raising=False)
+    if ON_MOTO or "AWS_ACCESS_KEY_ID" not in os.environ:
+        monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
-    for name in [n for n in __import__("os").environ if n.startswith("S3MEMORY_")]:
+    if ENDPOINT:  # any client a test builds without an endpoint goes there too, never to AWS
+        monkeypatch.setenv("AWS_ENDPOINT_URL", ENDPOINT)
+    for name in [n for n in os.environ if n.startswith("S3MEMORY_") and not n.startswith("S3MEMORY_TEST_")]:
         monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture
 def aws() -> Iterator[None]:
-    with mock_aws():
+    """In-process moto for the test; on an endpoint, nothing to set up."""
+    if ON_MOTO:
+        with mock_aws():
+            yield
+    else:
         yield
 
 
 @pytest.fixture
-def s3(aws: None) -> Any:
-    client = boto3.client("s3", region_name=REGION)
-    client.create_bucket(Bucket=BUCKET)
-    return client
+def s3(aws: None) -> Iterator[Any]:
+    """The test bucket, empty: moto's (new per test) or the endpoint's scratch bucket (emptied around each test)."""
+    client = boto3.client("s3", region_name=REGION, endpoint_url=ENDPOINT)
+    if ON_MOTO:
+        client.create_bucket(Bucket=BUCKET)
+        yield client
+        return
+    with contextlib.suppress(client.exceptions.BucketAlreadyOwnedByYou, client.exceptions.BucketAlreadyExists):
+        client.create_bucket(Bucket=BUCKET)
+    empty_bucket(client, BUCKET)
+    client.put_bucket_versioning(Bucket=BUCKET, VersioningConfiguration={"Status": "Suspended"})
+    yield client
+    empty_bucket(client, BUCKET)
 
 
 @pytest.fixture
 def kms(aws: None) -> Any:
-    return boto3.client("kms", region_name=REGION)
+    return boto3.client("kms", region_name=REGION, endpoint_url=ENDPOINT)
 
 
 @pytest.fixture
 def kms_key(kms: Any) -> str:
+    if KMS_KEY_ID:
+        return KMS_KEY_ID
     return str(kms.create_key(Description="s3memory test")["KeyMetadata"]["KeyId"])
 
 
@@ -93,11 +138,15 @@ def env(monkeypatch: pytest.MonkeyPatch, s3: Any) -> Any:
     monkeypatch.setenv("S3MEMORY_BUCKET", BUCKET)
     monkeypatch.setenv("S3MEMORY_PREFIX", "agents/")
     monkeypatch.setenv("S3MEMORY_LOCAL_KEY", base64.b64encode(LOCAL_KEY).decode())
+    if ENDPOINT:
+        monkeypatch.setenv("S3MEMORY_ENDPOINT_URL", ENDPOINT)
     return s3
 
 
 @pytest.fixture
 def atomic_moto_put(monkeypatch: pytest.MonkeyPatch) -> None:
+    if not ON_MOTO:
+        return  # a real S3 implementation evaluates the condition and the write atomically itself
     """Make moto's conditional PutObject atomic, as S3's is.
 
     moto checks If-Match / If-None-Match and then stores the object without a lock, so under

@@ -4,26 +4,31 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 
-from s3memory.core.envelope import plaintext_size
-from s3memory.errors import StorageError
+from s3memory.core.envelope import Header, plaintext_size
+from s3memory.errors import IntegrityError, StorageError
 from s3memory.storage.concurrency import Pool
 from s3memory.storage.keyspace import AgentKeyspace
-from s3memory.storage.store import DELETE_BATCH, ObjectInfo, ObjectStore
+from s3memory.storage.store import DELETE_BATCH, ObjectStore
 
 from .common import Problem, Tracker, is_folder_marker
 
 _AGE = re.compile(r"([0-9]{1,6})([dhm])")
 _UNITS = {"d": "days", "h": "hours", "m": "minutes"}
+MAX_AGE_DAYS = 36500  # a cutoff further back than this is a typo (and near year 1 it cannot be computed)
 
 
 def parse_age(text: str) -> timedelta:
-    """`90d`, `12h`, `30m` → timedelta; ValueError otherwise."""
+    """`90d`, `12h`, `30m` → a positive timedelta of at most MAX_AGE_DAYS; ValueError otherwise."""
     match = _AGE.fullmatch(text.strip())
-    if match is None:
-        raise ValueError(f"invalid age {text!r}: use a number followed by d, h or m, e.g. 90d")
-    return timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+    age = timedelta(**{_UNITS[match.group(2)]: int(match.group(1))}) if match else timedelta(0)
+    if age <= timedelta(0):  # no unit, a sign, a fraction, or zero
+        example = "e.g. 90d, 12h or 30m (a whole number, 1 or more)"
+        raise ValueError(f"invalid age {text!r}: use a number followed by d, h or m, {example}")
+    if age > timedelta(days=MAX_AGE_DAYS):
+        raise ValueError(f"invalid age {text!r}: at most {MAX_AGE_DAYS}d (100 years), e.g. 90d")
+    return age
 
 
 @dataclass(frozen=True)
@@ -44,21 +49,26 @@ class PruneReport:
 def prune(
     store: ObjectStore, space: AgentKeyspace, pool: Pool, cutoff: datetime, tracker: Tracker, *, dry_run: bool
 ) -> PruneReport:
-    """Delete the agent's memory files last modified before `cutoff` (bookkeeping records are kept).
+    """Delete the agent's memory files whose content last changed before `cutoff` (bookkeeping is kept).
 
-    Each delete carries the listed ETag, so a file edited after the listing is kept.
+    The content's change time is the authenticated `s3m-mt` header entry where the object has
+    one, else S3's LastModified. A file listed as modified before the cutoff changed no later
+    than that; one listed after it may only have been copied (a rewrap keeps `s3m-mt`), so its
+    header is read (one HEAD each, in parallel). Each delete carries the listed ETag, so a file
+    edited after the listing is kept.
     """
-    old: list[tuple[ObjectInfo, datetime]] = sorted(
-        (
-            (obj, obj.last_modified)
-            for obj in store.list_all(space.root)
-            if obj.last_modified is not None
-            and obj.last_modified < cutoff
-            and not space.is_bookkeeping(obj.key)
-            and not is_folder_marker(obj)
-        ),
-        key=lambda pair: pair[0].key,
-    )
+    listed = [
+        (obj, obj.last_modified)
+        for obj in store.list_all(space.root)
+        if obj.last_modified is not None and not space.is_bookkeeping(obj.key) and not is_folder_marker(obj)
+    ]
+    old = [(obj, when) for obj, when in listed if when < cutoff]
+    recent = [obj for obj, when in listed if when >= cutoff]
+    for obj, header_read in pool.completed(lambda o: _content_time(store, o.key), recent):
+        changed = header_read.result()
+        if changed is not None and changed < cutoff:
+            old.append((obj, changed))
+    old.sort(key=lambda pair: pair[0].key)
     report = PruneReport()
     report.candidates = [Pruned(space.shown(o.key), when, plaintext_size(o.size)) for o, when in old]
     if dry_run:
@@ -87,3 +97,15 @@ def prune(
     report.candidates = [p for p, o in zip(report.candidates, objs, strict=True) if o.key in deleted]
     report.problems.sort()
     return report
+
+
+def _content_time(store: ObjectStore, key: str) -> datetime | None:
+    """The `s3m-mt` time of an object's header, or None (gone, no such entry, or not our object)."""
+    info = store.head(key)
+    if info is None:
+        return None
+    try:
+        modified = Header.from_metadata(info.metadata).modified
+    except IntegrityError:
+        return None
+    return None if modified is None else datetime.fromtimestamp(modified, timezone.utc)

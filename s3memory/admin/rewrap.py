@@ -17,13 +17,20 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Literal
 
 from s3memory.core.envelope import Header
-from s3memory.errors import CommandError, IntegrityError, KeyUnavailable, PreconditionFailed, StorageError
+from s3memory.errors import (
+    CommandError,
+    IntegrityError,
+    KeyMisconfigured,
+    KeyUnavailable,
+    PreconditionFailed,
+    StorageError,
+)
 from s3memory.memory.explain import for_report
 from s3memory.storage.admin_store import AdminStore
 from s3memory.storage.concurrency import Pool
@@ -47,9 +54,10 @@ class RewrapReport:
 class _Rewrapper:
     """ReEncrypt once per (agent, wrapped key), shared by the worker threads."""
 
-    def __init__(self, keys: KmsKeys, destination: str) -> None:
+    def __init__(self, keys: KmsKeys, destination: str, source: str | None) -> None:
         self.keys = keys
         self.destination = destination
+        self.source = source
         self.calls = 0
         self._lock = threading.Lock()
         self._results: dict[tuple[str, bytes], Future[tuple[bytes, str, str]]] = {}
@@ -63,7 +71,7 @@ class _Rewrapper:
                 self.calls += 1
         if mine:
             try:
-                future.set_result(self.keys.rewrap_with_ids(agent_id, wrapped, self.destination))
+                future.set_result(self.keys.rewrap_with_ids(agent_id, wrapped, self.destination, self.source))
             except (KeyUnavailable, IntegrityError) as err:
                 future.set_exception(err)
         return future.result()
@@ -91,22 +99,49 @@ def _rewrap_one(store: AdminStore, space: AgentKeyspace, key: str, rewrapper: _R
 
 
 def rewrap(
-    store: AdminStore, spaces: Sequence[AgentKeyspace], keys: KmsKeys, destination: str, pool: Pool, tracker: Tracker
+    store: AdminStore,
+    spaces: Sequence[AgentKeyspace],
+    keys: KmsKeys,
+    destination: str,
+    pool: Pool,
+    tracker: Tracker,
+    *,
+    source: str | None = None,
 ) -> RewrapReport:
-    """Rewrap every object (bookkeeping records included) of each agent under `destination`."""
+    """Rewrap every object (bookkeeping records included) of each agent under `destination`.
+
+    `source`: the KMS key the data keys are under now, sent as ReEncrypt's `SourceKeyId`.
+    The first object is done alone: if KMS refuses the keys themselves (`KeyMisconfigured`: the
+    destination does not exist, is disabled, or may not be used), that one configuration error
+    is raised before any other object is touched.
+    """
     items = [(s, obj.key) for s in spaces for obj in store.list_all(s.root) if not is_folder_marker(obj)]
     tracker.start(len(items))
-    rewrapper = _Rewrapper(keys, destination)
+    rewrapper = _Rewrapper(keys, destination, source)
     report = RewrapReport()
-    for (space, key), future in pool.completed(lambda item: _rewrap_one(store, item[0], item[1], rewrapper), items):
+
+    def one(item: tuple[AgentKeyspace, str]) -> Outcome:
+        return _rewrap_one(store, item[0], item[1], rewrapper)
+
+    def record(item: tuple[AgentKeyspace, str], outcome: Callable[[], Outcome]) -> None:
+        space, key = item
         try:
-            outcome = future.result()
-        except (StorageError, KeyUnavailable, IntegrityError, CommandError) as err:
+            result = outcome()
+        except (StorageError, IntegrityError, CommandError) as err:
+            report.problems.append(Problem(space.agent_id, space.shown(key), for_report(err)))
+        except KeyUnavailable as err:
+            if isinstance(err, KeyMisconfigured) and item is items[0]:
+                raise
             report.problems.append(Problem(space.agent_id, space.shown(key), for_report(err)))
         else:
-            report.rewrapped += outcome == "rewrapped"
-            report.already += outcome == "already"
+            report.rewrapped += result == "rewrapped"
+            report.already += result == "already"
         tracker.advance()
+
+    if items:
+        record(items[0], lambda: one(items[0]))
+    for item, future in pool.completed(one, items[1:]):
+        record(item, future.result)
     report.kms_calls = rewrapper.calls
     report.problems.sort()
     return report

@@ -13,6 +13,9 @@ import argparse
 import importlib
 import sys
 from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
+
+from s3memory.core.limits import DEFAULT_MODEL
 
 from .exits import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, PROG, Failed, UsageError
 
@@ -24,12 +27,13 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "cat": ("inspect", "run_cat"),
     "agents": ("inspect", "run_agents"),
     "verify": ("inspect", "run_verify"),
-    "repair": ("inspect", "run_repair"),
+    "repair": ("repair", "run_repair"),
     "export": ("transfer", "run_export"),
     "import": ("transfer", "run_import"),
     "purge": ("erase", "run_purge"),
     "prune": ("erase", "run_prune"),
     "rewrap": ("keys", "run_rewrap"),
+    "doctor": ("doctor", "run_doctor"),
 }
 
 _CONNECTION_HELP = """Flags override the S3MEMORY_* environment variables. Set the bucket and exactly one key
@@ -51,6 +55,24 @@ def _workers(text: str) -> int:
     if not 1 <= value <= 256:
         raise argparse.ArgumentTypeError("must be a whole number from 1 to 256")
     return value
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with the CLI's error form: one line `s3memory: error: MESSAGE` on stderr, exit 2.
+
+    Every subparser is one too (`add_subparsers` builds its parsers with the parent's class).
+    """
+
+    def error(self, message: str) -> NoReturn:
+        _error(" ".join(message.split("\n")))
+        self.exit(EXIT_USAGE)
+
+    def _parse_optional(self, arg_string: str) -> Any:
+        # No option starts with a digit: `--older-than -1d` passes "-1d" on to the age check
+        # (which says what is wrong with it) instead of failing as an option without a value.
+        if arg_string[:1] == "-" and arg_string[1:2].isdigit():
+            return None
+        return super()._parse_optional(arg_string)
 
 
 def _parents() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
@@ -90,7 +112,7 @@ def _command(
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser: argparse.ArgumentParser = _Parser(  # its subparsers are _Parser too
         prog=PROG,
         description="Claude's memory tool on envelope-encrypted S3: try it, inspect and operate agent memory.",
         epilog="examples:\n  s3memory demo\n  s3memory chat --embedded\n  s3memory ls --agent support-agent-1\n"
@@ -111,7 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
                  ok_failed + " (also when ANTHROPIC_API_KEY is not set)", [conn])  # fmt: skip
     p.add_argument("--agent", type=_agent_id, help="agent id (with --embedded: support-agent-1)")
     p.add_argument("--prompt", help="send this one message, print the answer and exit")
-    p.add_argument("--model", help="model (S3MEMORY_MODEL, ANTHROPIC_MODEL; default claude-sonnet-5-5)")
+    p.add_argument("--model", help=f"model (S3MEMORY_MODEL, ANTHROPIC_MODEL; default {DEFAULT_MODEL})")
     p.add_argument("--max-tokens", type=int, default=4096, help="max tokens per answer (default 4096)")
     p.add_argument("--embedded", action="store_true", help="use an in-process moto S3 + KMS, forgotten at exit")
 
@@ -163,8 +185,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="output JSON")
 
     p = _command(sub, "repair", "complete interrupted directory renames and deletes of an agent (roll forward)",
-                 "s3memory repair --agent support-agent-1", ok_failed, [conn])  # fmt: skip
+                 "s3memory repair --agent support-agent-1 --dry-run",
+                 ok_failed + " (1: a change could not be completed)", [conn])  # fmt: skip
     p.add_argument("--agent", type=_agent_id, required=True, help="agent id")
+    p.add_argument("--dry-run", action="store_true", help="show each pending change; change nothing")
+    p.add_argument("--abandon", action="store_true", help="drop the records; every file stays where it is now")
+
+    p = _command(sub, "doctor", "probe whether the store and KMS key honour what s3memory relies on (scratch prefix)",
+                 "s3memory doctor --endpoint-url http://127.0.0.1:4566 --json",
+                 "0 ok, the store is safe; 1 it ignores or lacks conditional writes; 2 configuration error",
+                 [conn])  # fmt: skip
+    p.add_argument("--json", action="store_true", help="output JSON")
 
     p = _command(sub, "prune", "delete an agent's files not modified for a given time",
                  "s3memory prune --agent support-agent-1 --older-than 90d --dry-run", ok_failed,
@@ -185,8 +216,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse has printed help or a usage error
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
-    from s3memory.errors import CommandError, InvalidPath, S3MemoryError
+    from s3memory.errors import InvalidPath, S3MemoryError
     from s3memory.memory.explain import for_cli
+
+    from .hints import configuration_message, is_configuration
 
     module, name = COMMANDS[args.command]
     func: Callable[[argparse.Namespace], int] = getattr(importlib.import_module(f"{__name__}.{module}"), name)
@@ -201,7 +234,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InvalidPath as err:
         _error(for_cli(err))
         return EXIT_USAGE
-    except (CommandError, S3MemoryError) as err:
+    except S3MemoryError as err:
+        if is_configuration(err):
+            _error(configuration_message(err))
+            return EXIT_USAGE
         _error(for_cli(err))
         return EXIT_FAILED
     except KeyboardInterrupt:

@@ -63,9 +63,13 @@ def embedded() -> Iterator[tuple[Any, Any]]:
 
     os.environ.setdefault("AWS_ACCESS_KEY_ID", "demo")
     os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "demo")
+    from botocore.config import Config
+
+    # Hermetic: an AWS_ENDPOINT_URL in the environment must not send the demo's calls elsewhere.
+    config = Config(ignore_configured_endpoint_urls=True)  # type: ignore[call-arg]  # botocore >= 1.31; stubs lag
     with mock_aws():
-        s3 = boto3.client("s3", region_name="us-east-1")
-        kms = boto3.client("kms", region_name="us-east-1")
+        s3 = boto3.client("s3", region_name="us-east-1", config=config)
+        kms = boto3.client("kms", region_name="us-east-1", config=config)
         s3.create_bucket(Bucket=DEMO_BUCKET)
         key_id = kms.create_key(Description="s3memory demo")["KeyMetadata"]["KeyId"]
         kms.create_alias(AliasName=DEMO_KEY_ALIAS, TargetKeyId=key_id)

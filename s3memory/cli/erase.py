@@ -71,8 +71,8 @@ def run_prune(args: argparse.Namespace) -> int:
 
     try:
         age = parse_age(args.older_than)
-    except ValueError as err:
-        raise UsageError(str(err)) from None
+    except ValueError as err:  # says what is wrong and gives an example
+        raise UsageError(f"--older-than: {err}") from None
     cutoff = datetime.now(timezone.utc) - age
     started = time.monotonic()
     with connect(args, keys=False) as ctx:

@@ -1,4 +1,4 @@
-"""Look at stored memory: `ls`, `cat` (exactly as the tool's `view`), `agents`, `verify`, `repair`."""
+"""Look at stored memory: `ls`, `cat` (exactly as the tool's `view`), `agents`, `verify`."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from s3memory.memory.engine import Memory
 
 
-def _memory(ctx: Context, agent: str) -> Memory:
+def memory_for(ctx: Context, agent: str) -> Memory:
     """The tool's command engine for `agent`, without the SDK (no anthropic import)."""
     from s3memory.core.guard import SecretGuard
     from s3memory.memory.engine import Memory
@@ -25,17 +25,9 @@ def _memory(ctx: Context, agent: str) -> Memory:
     return Memory(ctx.vault(agent), ctx.pool.executor, s.limits(), SecretGuard(s.guard))
 
 
-def run_repair(args: argparse.Namespace) -> int:
-    """Complete any interrupted directory rename or delete of the agent (roll forward)."""
-    with connect(args) as ctx:
-        count = _memory(ctx, args.agent).recover()
-    say(f"completed {count} interrupted change(s) for agent {args.agent}")
-    return EXIT_OK
-
-
 def run_ls(args: argparse.Namespace) -> int:
     with connect(args) as ctx:
-        memory = _memory(ctx, args.agent)
+        memory = memory_for(ctx, args.agent)
         if not args.json:
             say(memory.view(args.path))
             return EXIT_OK
@@ -57,8 +49,18 @@ def run_ls(args: argparse.Namespace) -> int:
 
 
 def run_cat(args: argparse.Namespace) -> int:
+    from .exits import UsageError
+
+    if args.view_range is not None:  # what no file can satisfy is a usage error here (the tool's words stay the tool's)
+        start, end = args.view_range
+        if start < 1:
+            raise UsageError(f"--view-range: START ({start}) must be 1 or more; the first line is 1")
+        if end == 0 or end < -1:
+            raise UsageError(f"--view-range: END ({end}) must be a line number or -1 for the end of the file")
+        if end != -1 and end < start:
+            raise UsageError(f"--view-range: END ({end}) is before START ({start}); use -1 for the end of the file")
     with connect(args) as ctx:
-        say(_memory(ctx, args.agent).view(args.path, args.view_range))
+        say(memory_for(ctx, args.agent).view(args.path, args.view_range))
     return EXIT_OK
 
 

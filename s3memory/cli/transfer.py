@@ -7,40 +7,144 @@ one-line summary at the end, progress on stderr; exit 1 if any object failed.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import secrets
+import stat
 import time
 from pathlib import Path
 
+from s3memory.admin.localfs import DirWriter, TarWriter, is_tarball
 from s3memory.core.paths import escape_for_display
 
 from .context import connect, failed_suffix, print_problems, print_summary, say
 from .exits import EXIT_FAILED, EXIT_OK, Failed, UsageError
 from .progress import count, summary
 
+_TAR_NAMES = "a name ending in .tar.gz, .tgz or .tar"
+
+
+def _cannot_write(shown: str, err: OSError) -> Failed:
+    reason = err.strerror or type(err).__name__
+    return Failed(f"cannot write {shown}: {reason}; nothing was exported (fix the destination or choose another --to)")
+
+
+def _check_destination(dest: Path, shown: str, *, force: bool) -> None:
+    """Refuse, before anything is read or written, a destination export would clobber or cannot use."""
+    try:
+        mode = dest.lstat().st_mode
+        in_use = stat.S_ISDIR(mode) and any(dest.iterdir())
+    except (FileNotFoundError, NotADirectoryError):
+        return  # not there (opening it says why if it cannot be made)
+    except OSError as err:
+        raise _cannot_write(shown, err) from None
+    if is_tarball(dest):
+        if stat.S_ISDIR(mode):
+            raise UsageError(f"{shown} is an existing directory, but {_TAR_NAMES} is exported as a tarball; "
+                             "choose another --to")  # fmt: skip
+        if not force:
+            raise UsageError(f"{shown} is an existing file; pass --force to replace it")
+    elif stat.S_ISREG(mode):
+        raise UsageError(f"{shown} is an existing file, and export writes a directory unless --to is {_TAR_NAMES}; "
+                         "choose another --to")  # fmt: skip
+    elif not force and (in_use or not stat.S_ISDIR(mode)):
+        raise UsageError(f"{shown} already exists and is not an empty directory; pass --force to write into it")
+
+
+class _DirTarget:
+    """An export directory; what the export created is removed again if it fails and leaves it empty."""
+
+    def __init__(self, dest: Path) -> None:
+        self.dest = dest
+        self._missing: list[Path] = []  # dest and the parents it needs, deepest first
+        for path in (dest, *dest.parents):
+            if os.path.lexists(path):
+                break
+            self._missing.append(path)
+        self._before = {root for root, _, _ in os.walk(dest)}  # the directories there already (none if new)
+
+    def open(self, *, force: bool) -> DirWriter:
+        return DirWriter(self.dest, replace=force)
+
+    def keep(self, *, failed: bool) -> None:
+        if failed:
+            self.discard()
+
+    def discard(self) -> None:
+        """Remove each directory this export created and left empty; never a file, never one that was there."""
+        for root, _, _ in os.walk(self.dest, topdown=False):
+            if root not in self._before:
+                with contextlib.suppress(OSError):
+                    os.rmdir(root)
+        for path in self._missing:
+            with contextlib.suppress(OSError):
+                path.rmdir()
+
+
+class _TarTarget:
+    """A tarball, written under a temporary name beside it and renamed over it only once complete.
+
+    So a failed export leaves no partial tarball, and with --force the old one stays until then.
+    """
+
+    def __init__(self, dest: Path) -> None:
+        self.dest = dest
+        # A hidden name that ends like `dest`, so it is compressed the same way.
+        self._partial = dest.with_name(f".{secrets.token_hex(6)}.partial-{dest.name}")
+
+    def open(self, *, force: bool) -> TarWriter:
+        return TarWriter(self._partial, replace=False)
+
+    def keep(self, *, failed: bool) -> None:
+        os.replace(self._partial, self.dest)
+
+    def discard(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self._partial.unlink()
+
 
 def run_export(args: argparse.Namespace) -> int:
-    from s3memory.admin.localfs import DirWriter, TarWriter, destination_in_use, is_tarball
     from s3memory.admin.transfer import export
 
     dest = Path(args.to)
     shown = escape_for_display(str(dest))
-    if not args.force and destination_in_use(dest):
-        raise UsageError(f"{shown} already exists and is not an empty directory; pass --force to write into it")
+    _check_destination(dest, shown, force=args.force)
+    target = _TarTarget(dest) if is_tarball(dest) else _DirTarget(dest)
     started = time.monotonic()
     with connect(args) as ctx:
         vault = ctx.vault(args.agent)
         try:
-            writer = TarWriter(dest, replace=args.force) if is_tarball(dest) else DirWriter(dest, replace=args.force)
+            writer = target.open(force=args.force)
         except OSError as err:
-            raise Failed(f"cannot write {shown}: {err.strerror or type(err).__name__}") from None
+            target.discard()
+            raise _cannot_write(shown, err) from None
         progress = ctx.progress("export")
         try:
             report = export(vault, ctx.pool, writer, progress)
-        finally:
-            writer.close()
+        except BaseException:  # S3 failed, interrupted, ...: nothing half-made stays behind
             progress.finish()
+            with contextlib.suppress(OSError):
+                writer.close()
+            target.discard()
+            raise
+        progress.finish()
+        written = report.files > 0 or not report.problems  # an export of nothing that failed leaves nothing
+        kept = False
+        try:
+            writer.close()
+            if written:
+                target.keep(failed=bool(report.problems))
+                kept = True
+        except OSError as err:  # finishing the tarball or putting it in place (a full disk, ...)
+            raise _cannot_write(shown, err) from None
+        finally:
+            if not kept:
+                target.discard()
     print_problems(report.problems)
     line = summary("exported", report.files, report.nbytes, time.monotonic() - started)
-    print_summary(f"{line} to {shown}{failed_suffix(report.problems)}")
+    where = f" to {shown}" if written else ""
+    nothing = "" if written else f"; nothing was written to {shown}"
+    print_summary(f"{line}{where}{failed_suffix(report.problems)}{nothing}")
     return EXIT_FAILED if report.problems else EXIT_OK
 
 

@@ -40,7 +40,12 @@ META_PROVIDER = "s3m-kp"
 META_WRAPPED_KEY = "s3m-wk"
 META_SALT = "s3m-salt"
 META_COMMITMENT = "s3m-cm"
+# Optional: when the content last changed (whole seconds since the epoch, decimal ASCII). Bound
+# into the associated data, so it cannot be changed unnoticed; a rewrap (a metadata-only copy)
+# keeps it while S3's LastModified moves, so retention counts from the content, not the copy.
+META_MODIFIED = "s3m-mt"
 _META_KEYS = frozenset({META_VERSION, META_PROVIDER, META_WRAPPED_KEY, META_SALT, META_COMMITMENT})
+_MAX_MODIFIED = 2**63 - 1
 _MAX_WRAPPED_KEY_BYTES = 1024
 _PROVIDER_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-._:")
 
@@ -64,20 +69,26 @@ class Header:
     wrapped_key: bytes
     salt: bytes
     commitment: bytes
+    modified: int | None = None  # content change time (epoch seconds); None in objects written before it existed
 
     def to_metadata(self) -> dict[str, str]:
-        return {
+        metadata = {
             META_VERSION: str(self.version),
             META_PROVIDER: self.provider,
             META_WRAPPED_KEY: _b64(self.wrapped_key),
             META_SALT: _b64(self.salt),
             META_COMMITMENT: _b64(self.commitment),
         }
+        if self.modified is not None:
+            metadata[META_MODIFIED] = str(self.modified)
+        return metadata
 
     @classmethod
     def from_metadata(cls, metadata: Mapping[str, str]) -> Header:
-        """Parse strictly: exactly our five entries, known version, exact lengths."""
+        """Parse strictly: exactly our five entries (and optionally the content time), known version,
+        exact lengths, canonical encodings."""
         ours = {k.lower(): v for k, v in metadata.items() if k.lower().startswith("s3m-")}
+        modified = _parse_modified(ours.pop(META_MODIFIED, None))
         if set(ours) != _META_KEYS or ours[META_VERSION] != str(VERSION):
             raise IntegrityError()
         provider = ours[META_PROVIDER]
@@ -90,7 +101,15 @@ class Header:
             raise IntegrityError()
         if len(salt) != SALT_BYTES or len(commitment) != COMMITMENT_BYTES:
             raise IntegrityError()
-        return cls(VERSION, provider, wrapped, salt, commitment)
+        return cls(VERSION, provider, wrapped, salt, commitment, modified)
+
+
+def _parse_modified(text: str | None) -> int | None:
+    if text is None:
+        return None
+    if not text.isascii() or not text.isdigit() or str(int(text)) != text or int(text) > _MAX_MODIFIED:
+        raise IntegrityError()
+    return int(text)
 
 
 def _b64(data: bytes) -> str:
@@ -108,11 +127,13 @@ def _unb64(text: str) -> bytes:
     return data
 
 
-def associated_data(agent_id: str, path: str) -> bytes:
-    """Canonical AAD: b"s3memory", version byte, then agent id and path, each length-prefixed."""
+def associated_data(agent_id: str, path: str, modified: int | None = None) -> bytes:
+    """Canonical AAD: b"s3memory", version byte, then agent id and path, each length-prefixed;
+    with a content time, b"mt" and the time as 8 big-endian bytes after them."""
     agent = agent_id.encode("utf-8")
     logical = path.encode("utf-8")
-    return b"s3memory" + struct.pack(">BH", VERSION, len(agent)) + agent + struct.pack(">I", len(logical)) + logical
+    aad = b"s3memory" + struct.pack(">BH", VERSION, len(agent)) + agent + struct.pack(">I", len(logical)) + logical
+    return aad if modified is None else aad + b"mt" + struct.pack(">Q", modified)
 
 
 def _derive(data_key: bytes, salt: bytes, label: bytes, length: int) -> bytes:
@@ -131,16 +152,22 @@ def derive_parts(data_key: bytes, salt: bytes) -> tuple[bytes, bytes, bytes]:
     )
 
 
-def _seal_from_parts(plaintext: bytes, key: DataKey, *, agent_id: str, path: str, salt: bytes) -> tuple[bytes, Header]:
+def _seal_from_parts(
+    plaintext: bytes, key: DataKey, *, agent_id: str, path: str, salt: bytes, modified: int | None = None
+) -> tuple[bytes, Header]:
     """Deterministic core of `seal`, for known-answer tests."""
     object_key, nonce, commitment = derive_parts(key.plaintext, salt)
-    body = AESGCM(object_key).encrypt(nonce, plaintext, associated_data(agent_id, path))
-    return body, Header(VERSION, key.provider, key.wrapped, salt, commitment)
+    body = AESGCM(object_key).encrypt(nonce, plaintext, associated_data(agent_id, path, modified))
+    return body, Header(VERSION, key.provider, key.wrapped, salt, commitment, modified)
 
 
-def seal(plaintext: bytes, key: DataKey, *, agent_id: str, path: str) -> tuple[bytes, Header]:
-    """Encrypt `plaintext` for `path` of `agent_id` under a fresh per-object key."""
-    return _seal_from_parts(plaintext, key, agent_id=agent_id, path=path, salt=os.urandom(SALT_BYTES))
+def seal(
+    plaintext: bytes, key: DataKey, *, agent_id: str, path: str, modified: int | None = None
+) -> tuple[bytes, Header]:
+    """Encrypt `plaintext` for `path` of `agent_id` under a fresh per-object key; `modified`
+    (epoch seconds) is recorded, authenticated, as the content's change time."""
+    salt = os.urandom(SALT_BYTES)
+    return _seal_from_parts(plaintext, key, agent_id=agent_id, path=path, salt=salt, modified=modified)
 
 
 def open_sealed(body: bytes, header: Header, data_key: bytes, *, agent_id: str, path: str) -> bytes:
@@ -151,7 +178,7 @@ def open_sealed(body: bytes, header: Header, data_key: bytes, *, agent_id: str, 
     if not hmac.compare_digest(commitment, header.commitment):
         raise IntegrityError()
     try:
-        return AESGCM(object_key).decrypt(nonce, body, associated_data(agent_id, path))
+        return AESGCM(object_key).decrypt(nonce, body, associated_data(agent_id, path, header.modified))
     except InvalidTag:
         raise IntegrityError() from None
 

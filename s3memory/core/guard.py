@@ -6,17 +6,24 @@ The default guard refuses obvious secrets; `redact` replaces each with `[REDACTE
 `off` writes everything. An error names the kind of secret and the line, never the secret.
 
 Detectors are chosen for a low false-positive rate: each secret has a recognizable shape
-(a fixed prefix, a label, PEM armour, the JWT layout), and a card number must be grouped like
-one, start with a card network's prefix, have that network's length and pass the Luhn check.
+(a fixed prefix, a label, PEM armour, the JWT layout), and a card number must start with a card
+network's prefix, have that network's length and pass the Luhn check. It must also look like a
+card: grouped in a card layout (4111 1111 1111 1111, 3782 822463 10005), or, written as one
+unbroken run of digits, preceded within a few characters by a card word ("card", "Visa", "cc",
+"exp", ...), so order numbers and other long identifiers that pass Luhn by chance are left alone.
 Patterns are linear (no nested quantifiers), so a 1 MiB file scans in milliseconds.
+
+Overlapping secrets: matches that overlap or touch (a bearer token whose body holds an AWS access
+key id) are merged, and the whole union is reported and redacted once, so no part of any match
+stays in clear. The merged finding takes the kind of its outermost match: the one that starts
+first, the longest of those, then the detector listed first in `DETECTORS`.
 """
 
 from __future__ import annotations
 
-import bisect
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal, Protocol
 
 from s3memory.errors import CommandError
@@ -78,10 +85,29 @@ _CARD_LAYOUTS = {  # group lengths, by the length of the second group
 # number or a date (so git SHAs, UUIDs, version strings and amounts are never candidates).
 _DIGIT_RUN = re.compile(r"(?<![0-9A-Za-z_.,/])[0-9]+(?:[ -][0-9]+)*(?![0-9A-Za-z_])")
 _DIGITS = re.compile(r"[0-9]+")
+# Words that make an unbroken run of digits a card number when one starts within
+# _CONTEXT_WINDOW characters before it. A word must not follow a letter or run on into a
+# lower-case one ("discard", "expected" and "panel" do not count; "cardNumber" and "CC#" do).
+_CONTEXT_WINDOW = 32
+_CARD_CONTEXT = re.compile(
+    r"(?<![A-Za-z])(?i:cards?|cardholder|credit|debit|visa|master ?card|mc|amex|american express|discover"
+    r"|diners|jcb|union ?pay|maestro|cc|cvv2?|cvc2?|exp|expiry|expires|expiration|pan)(?![a-z])"
+)
+
+# After an unbroken run, only the words that follow a card number on a card: expiry and code.
+_CARD_TRAILER = re.compile(r"(?<![A-Za-z])(?i:exp|expiry|expires|expiration|valid thru|cvv2?|cvc2?)(?![a-z])")
 
 
 def is_card_number(digits: str) -> bool:
     return len(set(digits)) > 1 and card_network_ok(digits) and luhn_ok(digits)
+
+
+def has_card_context(text: str, start: int, end: int | None = None) -> bool:
+    """True if a card word appears in the few characters before `text[start]`, or an expiry or
+    security-code word (exp, expiry, cvv, cvc, ...) in the few after `text[end]`."""
+    if _CARD_CONTEXT.search(text, max(0, start - _CONTEXT_WINDOW), start) is not None:
+        return True
+    return end is not None and _CARD_TRAILER.search(text, end, end + _CONTEXT_WINDOW) is not None
 
 
 def card_spans(run: re.Match[str]) -> list[tuple[int, int]]:
@@ -104,8 +130,9 @@ def card_spans(run: re.Match[str]) -> list[tuple[int, int]]:
     i = 0
     while i < n:
         last = -1
-        if 13 <= lengths[i] <= 19:
-            if is_card_number(digits[offsets[i] : offsets[i + 1]]):
+        if 13 <= lengths[i] <= 19:  # unbroken: a card only next to a card word
+            number = digits[offsets[i] : offsets[i + 1]]
+            if is_card_number(number) and has_card_context(run.string, base + groups[i][0], base + groups[i][1]):
                 last = i
         elif lengths[i] == 4 and i + 2 < n and same[i] >= 2:
             for layout in _CARD_LAYOUTS.get(shape[i + 1], ()):
@@ -174,7 +201,7 @@ DETECTORS: tuple[Detector, ...] = (
     Detector(
         "AWS secret access key",
         re.compile(
-            r"(?i)(?:aws_?secret_?access_?key|secret_?access_?key|aws_?secret)[\"'\s:=]{1,5}"
+            r"(?i)(?:aws_?secret_?(?:access_?)?key|secret_?access_?key|aws_?secret)[\"'\s:=]{1,5}"
             r"(?P<s>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"
         ),
         ("secret",),
@@ -206,38 +233,55 @@ DETECTORS: tuple[Detector, ...] = (
     ),
     Detector(
         "password in a URL",
-        re.compile(r"(?<![A-Za-z0-9+.-])[a-zA-Z][a-zA-Z0-9+.-]{0,30}://[^\s/:@]{1,256}:(?P<s>[^\s/@]{1,256})@"),
+        re.compile(r"(?<![A-Za-z0-9+.-])[a-zA-Z][a-zA-Z0-9+.-]{0,30}://[^\s/:@]{0,256}:(?P<s>[^\s/@]{1,256})@"),
         ("://",),
     ),
     Detector("payment card number", _DIGIT_RUN, split=card_spans),
 )
 
 
-def find_secrets(text: str) -> list[Finding]:
-    """Every secret found, in text order; overlapping matches count once (earlier detector wins)."""
+def _matches(text: str) -> list[Finding]:
+    """Every match of every detector (lines not counted yet), outermost first: by start, the
+    longest first, then in detector order (the sort is stable)."""
     found: list[Finding] = []
-    starts: list[int] = []  # spans taken so far, sorted and disjoint: starts[i] < ends[i] <= starts[i + 1]
-    ends: list[int] = []
     lowered = text.lower()
     for detector in DETECTORS:
         if detector.hints and not any(hint in lowered for hint in detector.hints):
             continue
         for m in detector.pattern.finditer(text):
-            for start, end in detector.spans(m):
-                i = bisect.bisect_right(starts, start)
-                if (i > 0 and ends[i - 1] > start) or (i < len(starts) and starts[i] < end):
-                    continue  # overlaps a secret found by an earlier detector
-                starts.insert(i, start)
-                ends.insert(i, end)
-                found.append(Finding(detector.kind, 0, start, end))
-    found.sort(key=lambda f: f.start)
-    lines: list[Finding] = []
+            found.extend(Finding(detector.kind, 0, start, end) for start, end in detector.spans(m))
+    found.sort(key=lambda f: (f.start, -f.end))
+    return found
+
+
+def merge_overlaps(findings: list[Finding]) -> list[Finding]:
+    """Merge findings that overlap or touch into one spanning their union, named after the first
+    of them; `findings` must be sorted outermost first (see `_matches`)."""
+    merged: list[Finding] = []
+    for f in findings:
+        if merged and f.start <= merged[-1].end:
+            if f.end > merged[-1].end:
+                merged[-1] = replace(merged[-1], end=f.end)
+        else:
+            merged.append(f)
+    return merged
+
+
+def _number_lines(text: str, findings: list[Finding]) -> list[Finding]:
+    """The findings (in text order) with their 1-based line numbers, in one pass over the text."""
+    numbered: list[Finding] = []
     line, pos = 1, 0
-    for f in found:  # line numbers in one pass over the text
+    for f in findings:
         line += text.count("\n", pos, f.start)
         pos = f.start
-        lines.append(Finding(f.kind, line, f.start, f.end))
-    return lines
+        numbered.append(replace(f, line=line))
+    return numbered
+
+
+def find_secrets(text: str) -> list[Finding]:
+    """Every secret found, in text order; overlapping or touching matches are merged into one
+    finding (see the module docstring), so the findings are disjoint."""
+    return _number_lines(text, merge_overlaps(_matches(text)))
 
 
 def _a(kind: str) -> str:

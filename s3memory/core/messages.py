@@ -230,6 +230,43 @@ def storage_denied() -> str:
     return "Error: Memory storage refused access (AccessDenied); nothing was changed."
 
 
+def storage_refused(code: str) -> str:
+    return (
+        f"Error: Memory storage refused the request ({code}); nothing was changed. "
+        "Retrying the same request will not help."
+    )
+
+
+def storage_misconfigured(code: str) -> str:
+    return (
+        f"Error: Memory storage is not configured correctly ({code}); nothing was changed. "
+        "An operator must fix the configuration."
+    )
+
+
+def change_incomplete(code: str, display: str) -> str:
+    """A directory change met a failure that retrying will not fix; what was not moved stayed put."""
+    return (
+        f"Error: Memory storage refused a request ({code}) while changing {display}. "
+        "No file was lost: what could not be moved is still at its old path."
+    )
+
+
+def change_blocked(code: str, display: str) -> str:
+    """An interrupted directory change that cannot be completed blocks the paths it covers, and only those."""
+    return (
+        f"Error: An unfinished change of {display} cannot be completed ({code}). No file was lost; "
+        f"commands under {display} wait until an operator runs s3memory repair for this agent."
+    )
+
+
+def keys_misconfigured(code: str) -> str:
+    return (
+        f"Error: The encryption key cannot be used ({code}); nothing was changed. "
+        "An operator must fix the key configuration."
+    )
+
+
 def keys_unavailable(code: str) -> str:
     return f"Error: The encryption key service is unavailable right now ({code}); nothing was changed. Try again."
 

@@ -26,87 +26,69 @@ that process is still running is safe.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import uuid
 from collections.abc import Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
-from hashlib import sha256
 from typing import Literal
 
 from s3memory.core import messages as fmt
-from s3memory.core.paths import RESERVED_SEGMENT, MemoryPath
+from s3memory.core.paths import MemoryPath
 from s3memory.errors import (
+    PERMANENT,
+    TRANSIENT,
     CommandError,
     ConditionalConflict,
     IntegrityError,
+    KeyUnavailable,
     NotFound,
     PreconditionFailed,
     StorageError,
+    StorageRefused,
 )
 from s3memory.storage.concurrency import run_all
+from s3memory.storage.errors_table import error_for_code
 from s3memory.storage.store import ObjectInfo
 from s3memory.storage.vault import Vault
 
+from .intents import INTENTS, Claim, Intent, Record, record_name, stored_records
+
 log = logging.getLogger("s3memory")
-INTENTS = MemoryPath((RESERVED_SEGMENT, "intents"))
 _MOVE_ATTEMPTS = 3
 _CLAIM_ATTEMPTS = 5
-MoveState = Literal["gone", "moved", "kept", "unreadable"]
-
-
-def record_name(src: MemoryPath) -> str:
-    """The intent record's name for operations on directory `src` (fixed length, whatever the path)."""
-    return sha256(b"s3memory intent\0" + src.display.encode("utf-8")).hexdigest()[:32]
+MoveState = Literal["gone", "moved", "kept", "unreadable", "refused"]
 
 
 @dataclass(frozen=True)
-class Intent:
-    """What a multi-object operation is about to do. `items` are (relative key, source ETag)."""
+class Stuck:
+    """An interrupted change that could not be completed now: the paths it covers wait for it."""
 
-    op: str  # "rename" or "delete"
-    src: MemoryPath
-    dst: MemoryPath | None
-    items: tuple[tuple[str, str], ...]
+    intent: Intent
+    error: StorageError | KeyUnavailable
 
-    def to_json(self) -> str:
-        return json.dumps(
-            {
-                "v": 1,
-                "op": self.op,
-                "src": list(self.src.segments),
-                "dst": None if self.dst is None else list(self.dst.segments),
-                "items": [list(item) for item in self.items],
-            },
-            separators=(",", ":"),
-            sort_keys=True,
-        )
+    def covers(self, path: MemoryPath, *, subtree: bool = False) -> bool:
+        """Whether a command on `path` (and, with `subtree`, everything below it) touches this change."""
+        dirs = [self.intent.src] if self.intent.dst is None else [self.intent.src, self.intent.dst]
+        return any(path.is_within(d) or (subtree and d.is_within(path)) for d in dirs)
 
-    @classmethod
-    def from_json(cls, text: str) -> Intent:
-        try:
-            data = json.loads(text)
-            op = data["op"]
-            if data["v"] != 1 or op not in ("rename", "delete") or (op == "rename") != (data["dst"] is not None):
-                raise ValueError(op)
-            dst = None if data["dst"] is None else MemoryPath(tuple(map(str, data["dst"])))
-            items = tuple((str(k), str(e)) for k, e in data["items"])
-            return cls(op, MemoryPath(tuple(map(str, data["src"]))), dst, items)
-        except (KeyError, TypeError, ValueError):
-            raise IntegrityError() from None
+    @property
+    def transient(self) -> bool:
+        return self.error.kind == TRANSIENT
 
 
-@dataclass(frozen=True)
-class _Claim:
-    record: MemoryPath
-    etag: str
+@dataclass
+class Recovery:
+    done: int = 0  # changes completed (or released)
+    stuck: list[Stuck] = field(default_factory=list)
+    unreadable: int = 0  # records that failed authentication (left in place, never block)
 
 
 @dataclass
 class _Outcome:
     found: int = 0  # listed sources that still existed when the operation reached them
     unreadable: list[MemoryPath] = field(default_factory=list)  # sources left in place: failed authentication
+    refused: list[str] = field(default_factory=list)  # codes of items S3 refused for good (sources left in place)
 
 
 class DirectoryChanges:
@@ -119,6 +101,9 @@ class DirectoryChanges:
     # -- entry points --
     def rename_dir(self, src: MemoryPath, dst: MemoryPath, listing: Sequence[ObjectInfo]) -> None:
         intent = Intent("rename", src, dst, self._items(src, listing))
+        for rel, _ in intent.items:  # every new key must be storable before anything is written
+            if _is_file_key(rel):
+                self.vault.space.parse(dst.join(rel).display)
         claim = self._claim(intent)
         outcome = self._apply(intent)
         if intent.items and not outcome.found and self._still_ours(claim):
@@ -129,47 +114,65 @@ class DirectoryChanges:
         self._release(claim)
         if outcome.unreadable:
             raise CommandError(fmt.integrity_failed(outcome.unreadable[0].display))
+        if outcome.refused:
+            code = outcome.refused[0]
+            raise CommandError(fmt.change_incomplete(code, src.display), kind=PERMANENT, code=code)
 
     def delete_dir(self, src: MemoryPath, listing: Sequence[ObjectInfo]) -> None:
         intent = Intent("delete", src, None, self._items(src, listing))
         claim = self._claim(intent)
-        self._apply(intent)
+        outcome = self._apply(intent)
         self._release(claim)
+        if outcome.refused:
+            code = outcome.refused[0]
+            raise CommandError(fmt.change_incomplete(code, src.display), kind=PERMANENT, code=code)
 
-    def recover(self) -> int:
-        """Complete every interrupted operation recorded for this agent; returns how many."""
-        prefix = self.vault.dir_prefix(INTENTS)
-        done = 0
-        for obj in sorted(self.vault.store.list_all(prefix), key=lambda o: (o.last_modified is None, o.key)):
-            record = self.vault.path_of(obj.key)
-            if record is None:
-                continue
+    def recover(self) -> Recovery:
+        """Complete every interrupted change recorded for this agent, as far as each can go.
+
+        A change that fails is reported as stuck and the others still run: one bad record never
+        blocks the rest of the agent. Items S3 refuses for good stay at their source (nothing is
+        lost) and do not keep the record alive.
+        """
+        records, unreadable = stored_records(self.vault)
+        if unreadable:
+            log.warning("s3memory: %d intent record(s) failed their integrity check; left in place", unreadable)
+        report = Recovery(unreadable=unreadable)
+        for record in records:
             try:
-                text, etag = self.vault.read(record)
-                intent = Intent.from_json(text)
-            except NotFound:
-                continue  # finished by its own process meanwhile
-            except IntegrityError:
-                log.warning("s3memory: an intent record failed its integrity check; left in place")
+                self._apply(record.intent)
+                self._release(record.claim)
+            except (StorageError, KeyUnavailable) as err:
+                log.warning("s3memory: an interrupted change could not be completed (%s)", err.code)
+                report.stuck.append(Stuck(record.intent, err))
                 continue
-            self._apply(intent)
-            self._release(_Claim(record, etag))
-            done += 1
-        return done
+            report.done += 1
+        return report
+
+    def pending(self) -> list[Record]:
+        """The interrupted changes of this agent (readable records), oldest first."""
+        return stored_records(self.vault)[0]
+
+    def abandon(self) -> int:
+        """Drop every intent record, leaving every file where it is now (nothing is deleted)."""
+        records = self.pending()
+        for record in records:
+            self._release(record.claim)
+        return len(records)
 
     # -- the record --
     def _items(self, src: MemoryPath, listing: Sequence[ObjectInfo]) -> tuple[tuple[str, str], ...]:
         start = len(self.vault.dir_prefix(src))
         return tuple((obj.key[start:], obj.etag) for obj in listing)
 
-    def _claim(self, intent: Intent) -> _Claim:
+    def _claim(self, intent: Intent) -> Claim:
         """Create the intent record; if another operation holds the name, complete it first."""
         name = record_name(intent.src)
         record = INTENTS.child(name)
         text = intent.to_json()
         for _ in range(_CLAIM_ATTEMPTS):
             try:
-                return _Claim(record, self.vault.write(record, text, if_none_match=True))
+                return Claim(record, self.vault.write(record, text, if_none_match=True))
             except ConditionalConflict:
                 continue  # S3 saw a concurrent conditional write of the record: ask again
             except PreconditionFailed:
@@ -185,17 +188,17 @@ class DirectoryChanges:
             if existing == text:
                 # Our own write whose answer was lost and retried, or an identical operation:
                 # either way this record describes exactly what we are about to do.
-                return _Claim(record, etag)
+                return Claim(record, etag)
             log.info("s3memory: completing a concurrent change of the same directory first")
             self._apply(other)
-            self._release(_Claim(record, etag))
+            self._release(Claim(record, etag))
         raise ConditionalConflict("ConditionalRequestConflict", "PutObject")
 
-    def _still_ours(self, claim: _Claim) -> bool:
+    def _still_ours(self, claim: Claim) -> bool:
         info = self.vault.store.head(self.vault.key(claim.record))
         return info is not None and info.etag == claim.etag
 
-    def _release(self, claim: _Claim) -> None:
+    def _release(self, claim: Claim) -> None:
         """Delete the record in the version we hold; a newer operation's record is left alone."""
         with contextlib.suppress(PreconditionFailed):
             self.vault.store.delete(self.vault.key(claim.record), if_match=claim.etag)
@@ -204,8 +207,8 @@ class DirectoryChanges:
     def _apply(self, intent: Intent) -> _Outcome:
         src_prefix = self.vault.dir_prefix(intent.src)
         if intent.op == "delete":
-            self.delete_keys([(src_prefix + rel, etag) for rel, etag in intent.items])
-            return _Outcome(found=len(intent.items))
+            refused = self.delete_keys([(src_prefix + rel, etag) for rel, etag in intent.items])
+            return _Outcome(found=len(intent.items), refused=refused)
         assert intent.dst is not None
         dst = intent.dst
         files = [(rel, etag) for rel, etag in intent.items if _is_file_key(rel)]
@@ -222,15 +225,23 @@ class DirectoryChanges:
                 deletable.append((self.vault.key(source), etag))
             elif state == "unreadable":
                 outcome.unreadable.append(source)
-        self.delete_keys(deletable)
+            elif state == "refused":
+                outcome.refused.append(etag)
+        outcome.refused += self.delete_keys(deletable)
         return outcome
 
-    def delete_keys(self, items: list[tuple[str, str]]) -> None:
-        """Delete (key, ETag) pairs; a key changed since (412) is kept, as is any newer version."""
+    def delete_keys(self, items: list[tuple[str, str]]) -> list[str]:
+        """Delete (key, ETag) pairs; a key changed since (412) is kept, as is any newer version.
+
+        A failure that may pass is raised (the change is completed later); keys S3 refuses for
+        good are kept and their codes returned.
+        """
         failed = self.vault.store.delete_many([(key, etag or None) for key, etag in items])
-        hard = {code for code in failed.values() if code != "PreconditionFailed"}
-        if hard:
-            raise StorageError(sorted(hard)[0], "DeleteObjects")
+        errors = [error_for_code(code, "DeleteObjects") for code in failed.values() if code != "PreconditionFailed"]
+        retry = sorted((e for e in errors if e.kind != PERMANENT), key=lambda e: e.code)
+        if retry:
+            raise retry[0]
+        return sorted(e.code for e in errors)
 
     def _ensure_copied(self, src: MemoryPath, dst: MemoryPath) -> tuple[MoveState, str]:
         """Make `dst` hold `src`'s text; return what happened and the source ETag that may be deleted.
@@ -249,6 +260,9 @@ class DirectoryChanges:
             try:
                 self.vault.write(dst, text, if_none_match=True)
                 return "moved", etag
+            except StorageRefused as err:
+                log.warning("s3memory: a file could not be moved (%s); it stays at its old path", err.code)
+                return "refused", err.code
             except (PreconditionFailed, ConditionalConflict):
                 try:
                     existing, _ = self.vault.read(dst)

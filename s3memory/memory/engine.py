@@ -8,10 +8,11 @@ for failures come from `explain`. It does not import `anthropic`.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
-from concurrent.futures import Executor
+from concurrent.futures import Executor, Future, wait
 from contextlib import contextmanager
-from typing import TypeVar
+from typing import ParamSpec, TypeVar
 
 from s3memory.core import edit, render
 from s3memory.core import messages as fmt
@@ -26,12 +27,32 @@ from s3memory.storage.store import ObjectInfo
 from s3memory.storage.vault import Vault
 
 from . import explain, writes
-from .dir_changes import INTENTS, DirectoryChanges
+from .dir_changes import DirectoryChanges
+from .looking import Looker
 from .moves import move_file
 from .placement import Placement
 from .policy import WritePolicy
+from .recovery import Recoverer
 
 T = TypeVar("T")
+P = ParamSpec("P")
+
+
+def detached(method: Callable[P, T]) -> Callable[P, T]:
+    """Public entry points raise `CommandError` with no chained exception and no inner traceback:
+    the chain would lead to botocore errors (bucket, key, principal ARN) or to decrypted bytes."""
+
+    @functools.wraps(method)
+    def run(*args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return method(*args, **kwargs)
+        except CommandError as err:
+            failure = err
+        failure.__cause__ = failure.__context__ = None
+        failure.__suppress_context__ = True
+        raise failure.with_traceback(None)
+
+    return run
 
 
 class Memory:
@@ -45,7 +66,8 @@ class Memory:
         self.policy = WritePolicy(limits, guard, self.lister, vault.space)
         self.changes = DirectoryChanges(vault, executor)
         self.placement = Placement(vault, executor)
-        self._recovered = False
+        self.recovery = Recoverer(vault, self.changes)
+        self.looker = Looker(vault, self.lister, self.placement, self.recovery)
 
     # -- plumbing --
     @contextmanager
@@ -56,75 +78,58 @@ class Memory:
         except (IntegrityError, StorageError, KeyUnavailable) as err:
             explain.log_failure(err)
             if partial and isinstance(err, StorageError) and not isinstance(err, AccessDenied):
-                self._recovered = False  # the next command completes the change
-            raise CommandError(explain.for_model(err, display, partial=partial)) from None
+                self.recovery.due()  # the next command completes the change
+            raise explain.as_command_error(err, display, partial=partial) from None
 
-    def _begin(self) -> None:
-        """Once per tool instance (and after a failed multi-object change): finish interrupted changes."""
-        if self._recovered:
-            return
-        # Looking changes nothing, so a failure to look is a plain "nothing was changed"; only a
-        # failure while completing a recorded change is reported as an unfinished change.
-        with self._failures(ROOT):
-            pending = self.vault.store.exists_under(self.vault.dir_prefix(INTENTS))
-        if pending:
-            self.recover()
-        self._recovered = True
+    def _begin(self, *touched: MemoryPath, subtree: bool = False) -> None:
+        self.recovery.ensure(*touched, subtree=subtree)
 
+    @detached
     def recover(self) -> int:
         """Complete every interrupted directory change of the agent; returns how many."""
-        with self._failures(ROOT, partial=True):
-            count = self.changes.recover()
-        if count:
-            explain.log.info("s3memory: completed %d interrupted change(s)", count)
-        self._recovered = True
-        return count
+        with self._failures(ROOT):
+            return self.recovery.run(strict=True)
 
     # -- view --
+    @detached
     def view(self, raw_path: object, view_range: object = None) -> str:
         path, found = self.look(raw_path)
         if isinstance(found, str):
             return render.file_view(path.display, found, view_range, self.limits.max_view_chars)
         return render.dir_view(path.display, found, self.limits.max_view_chars)
 
+    @detached
     def look(self, raw_path: object) -> tuple[MemoryPath, str | list[Entry]]:
-        """The file's text at `raw_path`, or the entries of the directory there (1 or 2 requests)."""
+        """The file's text at `raw_path`, or the entries of the directory there (see `Looker`)."""
         path = self.vault.parse(raw_path)
         with self._failures(path.display):
-            self._begin()
-            if path.is_root:
-                return path, self._entries(path)
-            try:
-                return path, self.vault.read(path)[0]
-            except NotFound:
-                return path, self._entries(path)
-
-    def _entries(self, path: MemoryPath) -> list[Entry]:
-        entries = self.lister.entries(self.vault.dir_prefix(path))
-        if entries is None and not path.is_root:
-            raise CommandError(fmt.does_not_exist_view(path.display))
-        return entries or []
+            if not path.is_root:
+                self._begin(path)
+            return path, self.looker.look(path, raw_path)
 
     # -- create --
+    @detached
     def create(self, raw_path: object, file_text: object) -> str:
         path = self.vault.parse(raw_path)
         text = require_str(file_text, "file_text")
         if path.is_root:
             raise CommandError(fmt.already_exists(path.display))
         with self._failures(path.display):
-            self._begin()
+            self._begin(path)
             self.placement.check(path, fmt.already_exists(path.display))
             writes.create(self.vault, path, self.policy.content(path, text, 0, True))
+        self.placement.remember(path.ancestors())
         return fmt.created(path.display)
 
     # -- edits (optimistic concurrency: read ETag, write If-Match, retry on conflict) --
     def _edit(self, path: MemoryPath, missing: str, change: writes.Change[T]) -> T:
         with self._failures(path.display):
-            self._begin()
+            self._begin(path)
             if path.is_root:
                 raise CommandError(missing)
             return writes.update(self.vault, self.policy, path, missing, change)
 
+    @detached
     def str_replace(self, raw_path: object, old_str: object, new_str: object) -> str:
         path = self.vault.parse(raw_path)
         old = require_str(old_str, "old_str")
@@ -136,6 +141,7 @@ class Memory:
 
         return self._edit(path, fmt.does_not_exist_long(path.display), change)
 
+    @detached
     def insert(self, raw_path: object, insert_line: object, insert_text: object) -> str:
         path = self.vault.parse(raw_path)
         new = require_str(insert_text, "insert_text")
@@ -146,12 +152,13 @@ class Memory:
         return self._edit(path, fmt.does_not_exist(path.display), change)
 
     # -- delete --
+    @detached
     def delete(self, raw_path: object) -> str:
         path = self.vault.parse(raw_path)
         if path.is_root:
             raise CommandError(fmt.cannot_delete_root())
         with self._failures(path.display):
-            self._begin()
+            self._begin(path, subtree=True)
             key = self.vault.key(path)
             if self.placement.is_file(path):
                 self.vault.store.delete(key)
@@ -159,20 +166,25 @@ class Memory:
             listing = self.placement.listing(path)
             if not listing:
                 raise CommandError(fmt.does_not_exist(path.display))
+        self.placement.forget()
         with self._failures(path.display, partial=True):
             self.changes.delete_dir(path, listing)
         return fmt.deleted(path.display)
 
     # -- rename --
+    @detached
     def rename(self, raw_old: object, raw_new: object) -> str:
         old = self.vault.parse(raw_old)
         new = self.vault.parse(raw_new)
         if old.is_root:
             raise CommandError(fmt.cannot_rename_root())
         with self._failures(old.display):
-            self._begin()
+            self._begin(old, new, subtree=True)
+            # Read the source while checking the destination: one round trip for both.
+            reading = self.executor.submit(self.vault.read, old)
+            placed = self._placed(new, reading)
             try:
-                text, etag = self.vault.read(old)
+                text, etag = reading.result()
                 listing: list[ObjectInfo] = []
             except NotFound:
                 text, etag = "", ""
@@ -183,19 +195,34 @@ class Memory:
                     raise CommandError(fmt.destination_exists(new.display)) from None
                 if new.is_within(old):
                     raise CommandError(fmt.into_itself(old.display)) from None
-            if new.is_root:
-                raise CommandError(fmt.destination_exists(new.display))
-            self.placement.check(new, fmt.destination_exists(new.display))
+            if placed is not None:
+                raise placed
             if listing and self.placement.is_file(new):
                 raise CommandError(fmt.destination_exists(new.display))
-            self.policy.name(new)
-            if not listing:
-                move_file(self.vault, old, new, text, etag)
+            if not listing:  # the moved text follows the guard as an edit would (it may predate the guard)
+                move_file(self.vault, old, new, self.policy.guard.scan(text, new.display), etag)
+                self.placement.remember(new.ancestors())
                 return fmt.renamed(old.display, new.display)
+            start = len(self.vault.dir_prefix(old))
+            self.policy.names(new.join(obj.key[start:]) for obj in listing)  # every key the rename creates
+        self.placement.forget()
         with self._failures(old.display, partial=True):
             self.changes.rename_dir(old, new, listing)
         return fmt.renamed(old.display, new.display)
 
+    def _placed(self, new: MemoryPath, running: Future[tuple[str, str]]) -> CommandError | None:
+        """The destination check of a rename (its refusal, if any), made while `running` runs."""
+        try:
+            if new.is_root:
+                return CommandError(fmt.destination_exists(new.display))
+            self.placement.check(new, fmt.destination_exists(new.display))
+        except CommandError as err:
+            return err
+        finally:
+            wait([running])  # never leave the source read running past an error of ours
+        return None
+
+    @detached
     def clear_all(self) -> str:
         """Delete every object of this agent (bookkeeping included). Not a model command."""
         with self._failures(ROOT):

@@ -13,7 +13,18 @@ from __future__ import annotations
 import logging
 
 from s3memory.core import messages as fmt
-from s3memory.errors import AccessDenied, CommandError, IntegrityError, KeyUnavailable, S3MemoryError, StorageError
+from s3memory.errors import (
+    TRANSIENT,
+    AccessDenied,
+    CommandError,
+    IntegrityError,
+    KeyMisconfigured,
+    KeyUnavailable,
+    S3MemoryError,
+    StorageError,
+    StorageMisconfigured,
+    StorageUnavailable,
+)
 
 log = logging.getLogger("s3memory")
 
@@ -31,19 +42,35 @@ def log_failure(err: S3MemoryError) -> None:
 def for_model(err: S3MemoryError, display: str, *, partial: bool = False) -> str:
     """The message for a command on `display` that failed with `err`.
 
-    `partial`: the failure struck during a multi-object change, which the next command completes.
+    `partial`: the failure struck during a multi-object change. If it may pass, the next
+    command completes the change; if not, the change stops where it is, losing nothing.
+    Only a failure that may pass says "Try again".
     """
     if isinstance(err, CommandError):
         return err.message
     if isinstance(err, IntegrityError):
         return fmt.integrity_failed(display)
-    if isinstance(err, AccessDenied):
-        return fmt.storage_denied()
-    if isinstance(err, StorageError):
-        return fmt.storage_unavailable_partial(err.code, display) if partial else fmt.storage_unavailable(err.code)
+    if isinstance(err, KeyMisconfigured):
+        return fmt.keys_misconfigured(err.code)
     if isinstance(err, KeyUnavailable):
         return fmt.keys_unavailable(err.code)
+    if isinstance(err, AccessDenied):
+        return fmt.storage_denied()
+    if isinstance(err, StorageMisconfigured):
+        return fmt.storage_misconfigured(err.code)
+    if isinstance(err, StorageUnavailable) or (isinstance(err, StorageError) and err.kind == TRANSIENT):
+        return fmt.storage_unavailable_partial(err.code, display) if partial else fmt.storage_unavailable(err.code)
+    if isinstance(err, StorageError):
+        return fmt.change_incomplete(err.code, display) if partial else fmt.storage_refused(err.code)
     raise TypeError(f"no model message for {type(err).__name__}")
+
+
+def as_command_error(err: S3MemoryError, display: str, *, partial: bool = False) -> CommandError:
+    """`err` as the CommandError the model sees, keeping its class of failure and code (not its text)."""
+    if isinstance(err, CommandError):
+        return err
+    code = getattr(err, "code", "")
+    return CommandError(for_model(err, display, partial=partial), kind=err.kind, code=code)
 
 
 def for_cli(err: S3MemoryError) -> str:

@@ -6,6 +6,8 @@ S3 has no directories: a name is a directory when some key continues below it (o
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterable
 from concurrent.futures import Executor
 
 from s3memory.core import messages as fmt
@@ -17,10 +19,37 @@ from s3memory.storage.vault import Vault
 
 
 class Placement:
+    """Placement checks, and a small memory of directories this tool has seen exist.
+
+    The memory only decides which requests to send together, never an answer: a directory
+    remembered wrongly (deleted by another writer meanwhile) costs one request more, no more.
+    """
+
+    MAX_KNOWN = 4096
+
     def __init__(self, vault: Vault, executor: Executor) -> None:
         self.vault = vault
         self.executor = executor
+        self._known: set[MemoryPath] = set()
+        self._lock = threading.Lock()
 
+    # -- what this tool has seen --
+    def remember(self, dirs: Iterable[MemoryPath]) -> None:
+        with self._lock:
+            if len(self._known) > self.MAX_KNOWN:
+                self._known.clear()
+            self._known.update(d for d in dirs if not d.is_root)
+
+    def forget(self) -> None:
+        """After a directory was deleted or moved: nothing remembered can be trusted to predict."""
+        with self._lock:
+            self._known.clear()
+
+    def known_dir(self, path: MemoryPath) -> bool:
+        with self._lock:
+            return path.is_root or path in self._known
+
+    # -- requests --
     def listing(self, path: MemoryPath) -> list[ObjectInfo]:
         """Every object below directory `path` (empty if it is not a directory)."""
         return self.vault.store.list_all(self.vault.dir_prefix(path))
@@ -35,15 +64,24 @@ class Placement:
         """Raise if `path` is an existing directory or lies below a file.
 
         Whether `path` is a file is left to the conditional PUT. Costs 2 requests when the
-        parent directory exists; below a new directory, 1 + one HEAD per ancestor (in parallel),
-        since a missing parent rules out a directory at `path`.
+        parent directory exists (sent together when this tool has seen the parent, so one round
+        trip); below a new directory, 1 + one HEAD per ancestor (in parallel), since a missing
+        parent rules out a directory at `path`.
         """
         ancestors = path.ancestors()
-        if ancestors and not self.is_dir(path.parent):
+        if not ancestors:
+            parent_is_dir, path_is_dir = True, self.is_dir(path)
+        elif self.known_dir(path.parent):
+            parent_is_dir, path_is_dir = run_all(self.executor, self.is_dir, [path.parent, path])
+        else:
+            parent_is_dir = self.is_dir(path.parent)
+            path_is_dir = parent_is_dir and self.is_dir(path)
+        if not parent_is_dir:
             found = run_all(self.executor, self.is_file, ancestors)
             for ancestor, is_file in zip(ancestors, found, strict=True):
                 if is_file:
                     raise CommandError(fmt.parent_is_file(path.display, ancestor.display))
             return
-        if self.is_dir(path):
+        self.remember([path.parent])
+        if path_is_dir:
             raise CommandError(exists_message)

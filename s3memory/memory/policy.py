@@ -6,6 +6,8 @@ the text to store or the exact error the model sees.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from s3memory.core import messages as fmt
 from s3memory.core.guard import Guard
 from s3memory.core.limits import Limits
@@ -31,9 +33,10 @@ class WritePolicy:
         self._quota(path, size - old_size, 1 if new_file else 0)
         return text
 
-    def name(self, path: MemoryPath) -> None:
-        """Guard a path about to become (part of) an object key, which is stored unencrypted."""
-        self.guard.scan("", path.display)
+    def names(self, paths: Iterable[MemoryPath]) -> None:
+        """Guard paths about to become object keys, which are stored unencrypted."""
+        for path in paths:
+            self.guard.scan("", path.display)
 
     def _quota(self, path: MemoryPath, extra_bytes: int, extra_files: int) -> None:
         max_bytes, max_files = self.limits.max_agent_bytes, self.limits.max_agent_files

@@ -13,7 +13,11 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from .store import ObjectStore, translate
+from s3memory.errors import NotFound
+
+from .capabilities import not_implemented
+from .errors_table import translate
+from .store import ObjectStore
 
 
 @dataclass(frozen=True)
@@ -42,19 +46,28 @@ class AdminStore(ObjectStore):
         """Copy the object onto itself with new user metadata, only if it still has ETag `if_match`.
 
         The body is copied by S3 unchanged. Raises `PreconditionFailed` if the object changed.
-        Returns the new ETag.
+        Returns the new ETag. A store without `CopySourceIfMatch` gets a HEAD-compare first.
         """
+        request: dict[str, Any] = {
+            "Bucket": self.bucket,
+            "Key": key,
+            "CopySource": {"Bucket": self.bucket, "Key": key},
+            "MetadataDirective": "REPLACE",
+            "Metadata": dict(metadata),
+        }
+        conditional = self.capabilities.has("copy_if_match")
+        if conditional:
+            request["CopySourceIfMatch"] = if_match
+        elif not self._check_compared(key, False, if_match, "CopyObject"):
+            raise NotFound("NoSuchKey", "CopyObject")
         try:
-            resp = self.s3.copy_object(
-                Bucket=self.bucket,
-                Key=key,
-                CopySource={"Bucket": self.bucket, "Key": key},
-                CopySourceIfMatch=if_match,
-                MetadataDirective="REPLACE",
-                Metadata=dict(metadata),
-            )
+            resp = self.s3.copy_object(**request)
         except (ClientError, BotoCoreError) as err:
-            raise translate(err, "CopyObject") from err
+            mapped = translate(err, "CopyObject")
+            if not (conditional and not_implemented(mapped)):
+                raise mapped from err
+            self.capabilities.learn_missing("copy_if_match")
+            return self.replace_metadata(key, metadata, if_match=if_match)
         return str(resp.get("CopyObjectResult", {}).get("ETag", ""))
 
     def iter_versions(self, prefix: str) -> Iterator[list[Version]]:

@@ -13,13 +13,32 @@ if TYPE_CHECKING:
 SPARE_CONNECTIONS = 4
 
 
-def botocore_config(*, max_attempts: int = DEFAULT_MAX_ATTEMPTS, max_workers: int = DEFAULT_MAX_WORKERS) -> Config:
-    """Standard-mode retries, and a connection pool large enough for `max_workers` parallel requests."""
+def botocore_config(
+    *,
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+    max_workers: int = DEFAULT_MAX_WORKERS,
+    request_checksum_calculation: str | None = None,
+    response_checksum_validation: str | None = None,
+) -> Config:
+    """Standard-mode retries, and a connection pool large enough for `max_workers` parallel requests.
+
+    The checksum settings ("when_supported" or "when_required") are passed on when given: boto3
+    1.36 and later send and check CRC checksums by default, which some S3-compatible stores refuse.
+    """
     from botocore.config import Config
 
+    checksums: dict[str, Any] = {
+        name: value
+        for name, value in (
+            ("request_checksum_calculation", request_checksum_calculation),
+            ("response_checksum_validation", response_checksum_validation),
+        )
+        if value is not None
+    }
     return Config(
         retries={"mode": "standard", "max_attempts": max_attempts},
         max_pool_connections=max_workers + SPARE_CONNECTIONS,
+        **checksums,
     )
 
 

@@ -7,6 +7,7 @@ makes about one KMS call per agent per window however many objects it writes or 
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -19,7 +20,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from s3memory.core import envelope
 from s3memory.core.envelope import DataKey
 from s3memory.core.limits import DEFAULT_KEY_CACHE_OBJECTS, DEFAULT_KEY_CACHE_SECONDS
-from s3memory.errors import IntegrityError, KeyUnavailable
+from s3memory.errors import IntegrityError, KeyMisconfigured, KeyUnavailable
 
 from .clients import client
 
@@ -31,7 +32,51 @@ KMS_CONTEXT_KEY = "s3memory:agent"
 # KMS answers these when a wrapped key is not one it can open for this context: the object
 # (or its header) is not what we wrote, which is an integrity failure, not an outage.
 _KMS_INTEGRITY_CODES = frozenset({"InvalidCiphertextException", "IncorrectKeyException"})
+# Answers that may pass; anything else (NotFoundException, DisabledException,
+# KMSInvalidStateException for a key pending deletion, AccessDeniedException, ...) needs an operator.
+_KMS_TRANSIENT_CODES = frozenset(
+    {
+        "ThrottlingException",
+        "KMSInternalException",
+        "DependencyTimeoutException",
+        "KeyUnavailableException",
+        "LimitExceededException",
+        "RequestTimeout",
+        "ServiceUnavailable",
+    }
+)
+_KMS_CLIENT_CONFIG_ERRORS = frozenset(
+    {"NoCredentialsError", "PartialCredentialsError", "NoRegionError", "ProfileNotFound"}
+)
 _FLIGHT_STRIPES = 64
+
+
+class _NoPlaintextKeys(logging.Filter):
+    """botocore logs every response body at DEBUG, KMS's `Plaintext` data keys included. This filter
+    replaces such a record's text before any handler sees it; it never changes log levels."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except (TypeError, ValueError):
+            return True
+        if "Plaintext" in message:
+            record.msg = "Response body: [removed by s3memory: it holds a plaintext data key]"
+            record.args = ()
+        return True
+
+
+_LOG_FILTER = _NoPlaintextKeys()
+# botocore.parsers writes "Response body: ..." for every response (the only botocore logger that does).
+_BODY_LOGGERS = ("botocore.parsers",)
+
+
+def install_log_filter() -> None:
+    """Keep plaintext data keys out of botocore's DEBUG records (idempotent; done by every KMS user)."""
+    for name in _BODY_LOGGERS:
+        logger = logging.getLogger(name)
+        if _LOG_FILTER not in logger.filters:
+            logger.addFilter(_LOG_FILTER)
 
 
 def encryption_context(agent_id: str) -> dict[str, str]:
@@ -174,10 +219,21 @@ class LocalKeys(Keys):
         return envelope.unwrap_local(self._master, wrapped, agent_id.encode("utf-8"))
 
 
-def _kms_error(err: Exception) -> Exception:
+def _kms_error(err: Exception, *, from_header: bool = False) -> Exception:
+    """KMS's answer as ours. `from_header`: the ciphertext came from a stored object's header, so
+    KMS refusing it (cannot open it, or it names a key we may not use) means the object is not
+    what we wrote: an integrity failure of that object, not a key outage."""
     if isinstance(err, ClientError):
-        code = str(err.response.get("Error", {}).get("Code", "KMSError"))
-        return IntegrityError() if code in _KMS_INTEGRITY_CODES else KeyUnavailable(code)
+        code = str(err.response.get("Error", {}).get("Code") or "KMSError")
+        status = str(err.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or "")
+        if code in _KMS_INTEGRITY_CODES or (from_header and code == "AccessDeniedException"):
+            return IntegrityError()
+        if code in _KMS_TRANSIENT_CODES or status.startswith("5"):
+            return KeyUnavailable(code)
+        return KeyMisconfigured(code)
+    name = type(err).__name__
+    if name in _KMS_CLIENT_CONFIG_ERRORS:
+        return KeyMisconfigured(name)
     return KeyUnavailable("ConnectionError")
 
 
@@ -190,6 +246,7 @@ class KmsKeys(Keys):
         if not isinstance(key_id, str) or not key_id:
             raise ValueError("KmsKeys needs a KMS key id, ARN or alias")
         super().__init__(**cache)
+        install_log_filter()
         self.key_id = key_id
         self._kms: KMSClient = kms_client if kms_client is not None else client("kms")
 
@@ -212,25 +269,40 @@ class KmsKeys(Keys):
         try:
             resp = self._kms.decrypt(CiphertextBlob=wrapped, EncryptionContext=encryption_context(agent_id))
         except (ClientError, BotoCoreError) as err:
-            raise _kms_error(err) from err
+            raise _kms_error(err, from_header=True) from err
         return resp.get("Plaintext", b"")
 
     def rewrap(self, agent_id: str, wrapped: bytes, destination_key_id: str) -> bytes:
         """Re-wrap a data key under another KMS key inside KMS (`ReEncrypt`); the key never leaves KMS."""
         return self.rewrap_with_ids(agent_id, wrapped, destination_key_id)[0]
 
-    def rewrap_with_ids(self, agent_id: str, wrapped: bytes, destination_key_id: str) -> tuple[bytes, str, str]:
+    def rewrap_with_ids(
+        self, agent_id: str, wrapped: bytes, destination_key_id: str, source_key_id: str | None = None
+    ) -> tuple[bytes, str, str]:
         """`rewrap`, also returning KMS's `SourceKeyId` and `KeyId` (ARNs): equal when the blob was already
-        under the destination key, so a resumed key migration can skip it."""
+        under the destination key, so a resumed key migration can skip it.
+
+        `source_key_id` is sent as `SourceKeyId` (some KMS implementations require it); a blob that is
+        under the destination key already (a resumed migration) is then re-encrypted onto itself.
+        """
         context = encryption_context(agent_id)
+        request: dict[str, Any] = {
+            "CiphertextBlob": wrapped,
+            "SourceEncryptionContext": context,
+            "DestinationKeyId": destination_key_id,
+            "DestinationEncryptionContext": context,
+        }
+        if source_key_id:
+            request["SourceKeyId"] = source_key_id
         try:
-            resp = self._kms.re_encrypt(
-                CiphertextBlob=wrapped,
-                SourceEncryptionContext=context,
-                DestinationKeyId=destination_key_id,
-                DestinationEncryptionContext=context,
-            )
+            try:
+                resp = self._kms.re_encrypt(**request)
+            except ClientError as err:
+                if not source_key_id or err.response.get("Error", {}).get("Code") != "IncorrectKeyException":
+                    raise
+                resp = self._kms.re_encrypt(**{**request, "SourceKeyId": destination_key_id})
         except (ClientError, BotoCoreError) as err:
+            # Not `from_header`: here AccessDenied is about the keys (ReEncryptFrom/To), not the blob.
             raise _kms_error(err) from err
         blob = resp.get("CiphertextBlob", b"")
         if not blob:

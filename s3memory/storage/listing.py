@@ -18,7 +18,7 @@ from s3memory.core.envelope import plaintext_size
 from s3memory.core.tree import Entry
 
 from .keyspace import AgentKeyspace
-from .store import ObjectInfo, ObjectStore
+from .store import ObjectInfo, ObjectStore, Page
 
 Files = list[tuple[tuple[str, ...], int]]
 Dirs = list[tuple[str, ...]]
@@ -62,6 +62,10 @@ class Lister:
     def entries(self, prefix: str) -> list[Entry] | None:
         """The `view` entries below `prefix`, or None if no key starts with it."""
         page, token = self.store.list_page(prefix)
+        return self.entries_from(prefix, page, token)
+
+    def entries_from(self, prefix: str, page: Page, token: str | None) -> list[Entry] | None:
+        """`entries`, given the first plain listing page of `prefix` (already fetched)."""
         if not page.objects and token is None:
             return None
         files, dirs = _fold(prefix, page.objects)

@@ -13,59 +13,15 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from s3memory.errors import (
-    AccessDenied,
-    ConditionalConflict,
-    NotFound,
-    PreconditionFailed,
-    StorageError,
-    StorageUnavailable,
-)
+from s3memory.errors import NotFound, PreconditionFailed, StorageError
+
+from .capabilities import Capabilities, not_implemented
+from .errors_table import NOT_IMPLEMENTED, translate
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
 
 DELETE_BATCH = 1000
-
-# S3 error code (or HTTP status, as text) → our exception class. Anything else is a plain
-# StorageError carrying the code. Decided by code, never by matching message text.
-_ERROR_TABLE: dict[str, type[StorageError]] = {
-    "NoSuchKey": NotFound,
-    "404": NotFound,
-    "NotFound": NotFound,
-    "PreconditionFailed": PreconditionFailed,
-    "412": PreconditionFailed,
-    "ConditionalRequestConflict": ConditionalConflict,
-    "409": ConditionalConflict,
-    "OperationAborted": ConditionalConflict,
-    "SlowDown": StorageUnavailable,
-    "503": StorageUnavailable,
-    "ServiceUnavailable": StorageUnavailable,
-    "InternalError": StorageUnavailable,
-    "500": StorageUnavailable,
-    "RequestTimeout": StorageUnavailable,
-    "RequestTimeTooSkewed": StorageUnavailable,
-    "Throttling": StorageUnavailable,
-    "AccessDenied": AccessDenied,
-    "403": AccessDenied,
-    "AllAccessDisabled": AccessDenied,
-    "InvalidAccessKeyId": AccessDenied,
-    "SignatureDoesNotMatch": AccessDenied,
-    "ExpiredToken": AccessDenied,
-}
-
-
-def translate(err: Exception, operation: str) -> StorageError:
-    """Map a botocore exception to ours; the message carries only the code and operation."""
-    if isinstance(err, ClientError):
-        code = str(err.response.get("Error", {}).get("Code") or "")
-        status = str(err.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or "")
-        code = code or status or "Unknown"
-        cls = _ERROR_TABLE.get(code) or _ERROR_TABLE.get(status) or StorageError
-        return cls(code, operation)
-    if isinstance(err, BotoCoreError):
-        return StorageUnavailable(type(err).__name__, operation)
-    raise err
 
 
 @dataclass(frozen=True)
@@ -99,6 +55,7 @@ class ObjectStore:
             raise ValueError("bucket must be a non-empty bucket name")
         self.s3 = s3_client
         self.bucket = bucket
+        self.capabilities = Capabilities()
 
     def get(self, key: str) -> StoredObject:
         try:
@@ -135,19 +92,31 @@ class ObjectStore:
     ) -> str:
         """Write `body`; `if_none_match` creates only, `if_match` replaces only that ETag. Returns the ETag."""
         kwargs: dict[str, Any] = {"Bucket": self.bucket, "Key": key, "Body": body, "Metadata": dict(metadata)}
-        if if_none_match:
+        condition = "put_if_none_match" if if_none_match else "put_if_match" if if_match is not None else ""
+        if condition and not self.capabilities.has(condition):
+            self._check_compared(key, if_none_match, if_match, "PutObject")
+        elif if_none_match:
             kwargs["IfNoneMatch"] = "*"
-        if if_match is not None:
+        elif if_match is not None:
             kwargs["IfMatch"] = if_match
         try:
             resp = self.s3.put_object(**kwargs)
         except (ClientError, BotoCoreError) as err:
-            raise translate(err, "PutObject") from err
+            mapped = translate(err, "PutObject")
+            if not (condition and not_implemented(mapped)):
+                raise mapped from err
+            self.capabilities.learn_missing(condition)
+            return self.put(key, body, metadata, if_none_match=if_none_match, if_match=if_match)
         return resp.get("ETag", "")
 
     def delete(self, key: str, *, if_match: str | None = None) -> None:
+        """Delete `key` (a missing key counts as deleted); with `if_match`, only in that version."""
         kwargs: dict[str, Any] = {"Bucket": self.bucket, "Key": key}
-        if if_match is not None:
+        conditional = if_match is not None and self.capabilities.has("delete_if_match")
+        if if_match is not None and not conditional:
+            if not self._check_compared(key, False, if_match, "DeleteObject"):
+                return
+        elif conditional:
             kwargs["IfMatch"] = if_match
         try:
             self.s3.delete_object(**kwargs)
@@ -155,16 +124,65 @@ class ObjectStore:
             mapped = translate(err, "DeleteObject")
             if isinstance(mapped, NotFound):
                 return
-            raise mapped from err
+            if not (conditional and not_implemented(mapped)):
+                raise mapped from err
+            self.capabilities.learn_missing("delete_if_match")
+            self.delete(key, if_match=if_match)
+
+    def _check_compared(self, key: str, if_none_match: bool, if_match: str | None, operation: str) -> bool:
+        """The fallback for a condition the store lacks: HEAD and compare (not atomic; see capabilities).
+
+        Raises `PreconditionFailed` as the conditional request would; returns whether the object exists.
+        """
+        info = self.head(key)
+        if (if_none_match and info is not None) or (
+            if_match is not None and info is not None and info.etag != if_match
+        ):
+            raise PreconditionFailed("PreconditionFailed", operation)
+        if if_match is not None and info is None and operation == "PutObject":
+            raise NotFound("NoSuchKey", operation)
+        return info is not None
 
     def delete_many(self, items: Sequence[tuple[str, str | None]]) -> dict[str, str]:
-        """Delete (key, etag-or-None) pairs in batches of 1,000.
+        """Delete (key, etag-or-None) pairs in batches of 1,000; an ETag deletes only that version.
 
         Returns {key: error code} for every key that was not deleted (a missing key counts as
-        deleted).
+        deleted; a key whose ETag no longer matches is "PreconditionFailed").
         """
+        if not any(etag for _, etag in items):
+            return self._delete_plain([key for key, _ in items])
+        if not self.capabilities.has("delete_objects_if_match"):
+            return self._delete_compared(items)
         objects: list[Any] = [{"Key": key, "ETag": etag} if etag else {"Key": key} for key, etag in items]
-        return {error.get("Key", ""): error.get("Code", "Unknown") for error in self.delete_objects(objects)}
+        try:
+            failed = {e.get("Key", ""): e.get("Code", "Unknown") for e in self.delete_objects(objects)}
+        except StorageError as err:
+            if not not_implemented(err):
+                raise
+            failed = {key: err.code for key, _ in items}
+        unsupported = [(key, etag) for key, etag in items if failed.get(key) in NOT_IMPLEMENTED]
+        if not unsupported:
+            return failed
+        self.capabilities.learn_missing("delete_objects_if_match")
+        kept = {key: code for key, code in failed.items() if code not in NOT_IMPLEMENTED}
+        return {**kept, **self._delete_compared(unsupported)}
+
+    def _delete_plain(self, keys: Sequence[str]) -> dict[str, str]:
+        return {e.get("Key", ""): e.get("Code", "Unknown") for e in self.delete_objects([{"Key": k} for k in keys])}
+
+    def _delete_compared(self, items: Sequence[tuple[str, str | None]]) -> dict[str, str]:
+        """Check each ETag (HEAD), then delete the ones that still match (see capabilities)."""
+        refused: dict[str, str] = {}
+        deletable: list[str] = []
+        for key, etag in items:
+            try:
+                if etag and not self._check_compared(key, False, etag, "DeleteObjects"):
+                    continue  # already gone
+            except PreconditionFailed:
+                refused[key] = "PreconditionFailed"
+                continue
+            deletable.append(key)
+        return {**refused, **self._delete_plain(deletable)}
 
     def delete_objects(self, objects: Sequence[Any]) -> list[Any]:
         """`DeleteObjects` in batches of 1,000; returns the `Errors` entries of every response.

@@ -7,6 +7,7 @@ write through it.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 from s3memory.core import envelope
@@ -48,9 +49,9 @@ class Vault:
 
     # -- crypto --
     def seal(self, path: MemoryPath, plaintext: bytes) -> Sealed:
-        body, header = envelope.seal(
-            plaintext, self.keys.data_key(self.agent_id), agent_id=self.agent_id, path=path.display
-        )
+        data_key = self.keys.data_key(self.agent_id)
+        modified = int(time.time())  # every write of the tool changes content (or its path)
+        body, header = envelope.seal(plaintext, data_key, agent_id=self.agent_id, path=path.display, modified=modified)
         return Sealed(body, header.to_metadata())
 
     def open(self, path: MemoryPath, obj: StoredObject) -> bytes:
@@ -63,7 +64,8 @@ class Vault:
         try:
             return self.open(path, obj).decode("utf-8")
         except UnicodeDecodeError:
-            raise IntegrityError() from None
+            pass  # raised below, outside the handler: the decode error holds decrypted bytes
+        raise IntegrityError()
 
     # -- I/O --
     def read(self, path: MemoryPath) -> tuple[str, str]:

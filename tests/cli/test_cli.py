@@ -18,9 +18,12 @@ from s3memory.cli import main
 from s3memory.cli.progress import Progress
 from s3memory.core.paths import MemoryPath
 from tests.support import BUCKET, ok
+from tests.support import err as tool_error
 from tests.support.cli import LOCAL, ROOT, run, subprocess_env
 
-COMMANDS = ["demo", "chat", "ls", "cat", "agents", "export", "import", "purge", "rewrap", "verify", "repair", "prune"]
+COMMANDS = [
+    "demo", "chat", "ls", "cat", "agents", "export", "import", "purge", "rewrap", "verify", "repair", "prune", "doctor"
+]  # fmt: skip
 
 
 # --- help and imports ------------------------------------------------------------------
@@ -91,7 +94,7 @@ def test_no_command_is_a_usage_error(capsys):
     code, out, err = run(capsys)
     assert code == 2
     assert out == ""
-    assert err.endswith("s3memory: error: the following arguments are required: COMMAND\n")
+    assert err == "s3memory: error: the following arguments are required: COMMAND\n"
 
 
 # --- configuration errors --------------------------------------------------------------
@@ -139,29 +142,78 @@ def test_a_key_flag_replaces_the_other_key_source_from_the_environment(capsys, e
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["ls", "--agent", "../x"], "argument --agent: agent_id must be 1-128 characters"),
+        (
+            ["ls", "--agent", "../x"],
+            "argument --agent: agent_id must be 1-128 characters of letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit",
+        ),
         (["verify", "--workers", "0"], "argument --workers: must be a whole number from 1 to 256"),
-        (["prune", "--agent", "ann", "--older-than", "soon"], "invalid age 'soon': use a number followed by d, h or m"),
+        (
+            ["prune", "--agent", "ann", "--older-than", "soon"],
+            "--older-than: invalid age 'soon': use a number followed by d, h or m, e.g. 90d, 12h or 30m "
+            "(a whole number, 1 or more)",
+        ),
+        (["ls"], "the following arguments are required: --agent"),
+        (["prune", "--agent", "ann"], "the following arguments are required: --older-than"),
+        (["ls", "--agent", "ann", "--bogus"], "unrecognized arguments: --bogus"),
+        (
+            ["cat", "--agent", "ann", "/memories/x", "--view-range", "x", "1"],
+            "argument --view-range: invalid int value: 'x'",
+        ),
+        (["export", "--agent", "ann"], "the following arguments are required: --to"),
     ],
 )
-def test_usage_errors_exit_2(capsys, env, argv, message):
-    code, out, err = run(capsys, *argv)
-    assert (code, out) == (2, "")
-    last = err.splitlines()[-1]  # argparse prints its usage first; the error is one line
-    assert last.startswith("s3memory")
-    assert message in last
-    assert "Traceback" not in err
+def test_usage_errors_are_one_line_exit_2(capsys, env, argv, message):
+    # One line in the CLI's own form, from the top-level parser and from every subparser alike:
+    # no usage block before it, no `s3memory COMMAND: error:` prefix.
+    assert run(capsys, *argv) == (2, "", f"s3memory: error: {message}\n")
 
 
-def test_unreachable_bucket_is_one_line_exit_1(capsys, env, monkeypatch):
+def test_usage_errors_as_a_subprocess_are_one_line():
+    proc = subprocess.run(
+        [sys.executable, "-m", "s3memory.cli", "purge", "--yes"], capture_output=True, text=True,
+        env=subprocess_env(), cwd=ROOT,
+    )  # fmt: skip
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == "s3memory: error: the following arguments are required: --agent\n"
+
+
+def test_a_missing_bucket_is_a_configuration_error_naming_the_variable(capsys, env, monkeypatch):
     monkeypatch.setenv("S3MEMORY_BUCKET", "no-such-bucket-here")
-    code, out, err = run(capsys, "agents")
+    expected = (
+        "s3memory: error: the bucket does not exist (NoSuchBucket); "
+        "check S3MEMORY_BUCKET (--bucket) and S3MEMORY_REGION (--region)\n"
+    )
+    for argv in (
+        ["agents"],
+        ["ls", "--agent", "ann"],
+        ["verify", "--agent", "ann"],
+        ["prune", "--agent", "ann", "--older-than", "1d"],
+    ):
+        assert run(capsys, *argv) == (2, "", expected), argv
+
+
+def test_a_transient_storage_failure_is_one_line_exit_1(capsys, env, monkeypatch):
+    def slow(**_):
+        from botocore.exceptions import ClientError
+
+        raise ClientError({"Error": {"Code": "SlowDown"}, "ResponseMetadata": {"HTTPStatusCode": 503}}, "ListObjectsV2")
+
+    from s3memory.config import StorageSettings
+
+    build = StorageSettings.clients
+
+    def clients(self, agent_id=None):
+        s3, kms = build(self, agent_id)
+        s3.meta.events.register("before-call.s3.ListObjectsV2", slow, unique_id="slow")
+        return s3, kms
+
+    monkeypatch.setattr(StorageSettings, "clients", clients)
+    code, out, err = run(capsys, "ls", "--agent", "ann")
     assert (code, out) == (1, "")
-    assert err == "s3memory: error: S3 ListObjectsV2 failed (NoSuchBucket)\n"
-    code, out, err = run(capsys, "ls", "--agent", "ann")  # the tool's own operational message
-    assert (code, out) == (1, "")
-    assert err.startswith("s3memory: error: Memory storage is unavailable right now (NoSuchBucket)")
-    assert err.count("\n") == 1
+    assert err == (
+        "s3memory: error: Memory storage is unavailable right now (SlowDown); nothing was changed. Try again.\n"
+    )
 
 
 # --- ls / cat --------------------------------------------------------------------------
@@ -217,6 +269,24 @@ def test_cat_and_view_range(capsys, stocked):
     assert err == (
         "s3memory: error: Invalid `view_range` parameter: [5, 6]. "
         "It should be within the range of lines of the file: [1, 3]\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "message"),
+    [
+        ("3", "1", "--view-range: END (1) is before START (3); use -1 for the end of the file"),
+        ("0", "2", "--view-range: START (0) must be 1 or more; the first line is 1"),
+        ("2", "0", "--view-range: END (0) must be a line number or -1 for the end of the file"),
+        ("1", "-2", "--view-range: END (-2) must be a line number or -1 for the end of the file"),
+    ],
+)
+def test_cat_view_range_no_file_can_satisfy_is_a_usage_error(capsys, stocked, start, end, message):
+    code, out, err = run(capsys, "cat", "--agent", "ann", "/memories/notes.md", "--view-range", start, end)
+    assert (code, out, err) == (2, "", f"s3memory: error: {message}\n")
+    # The tool's own answer to the model is unchanged.
+    assert tool_error(stocked, command="view", path="/memories/notes.md", view_range=[3, 1]) == (
+        "Error: Invalid `view_range` parameter: [3, 1]. It should be within the range of lines of the file: [1, 3]"
     )
 
 

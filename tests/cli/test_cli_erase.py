@@ -130,6 +130,7 @@ def test_purge_of_an_empty_agent(capsys, env):
 # --- prune -----------------------------------------------------------------------------
 
 
+@pytest.mark.moto_only  # back-dates objects through moto's clock
 def test_prune_deletes_only_files_older_than_the_cutoff(capsys, env, make_tool, monkeypatch, s3):
     tool = make_tool("ann")
     past = datetime.now(timezone.utc).replace(tzinfo=None) - timedelta(days=100)
@@ -156,6 +157,32 @@ def test_prune_deletes_only_files_older_than_the_cutoff(capsys, env, make_tool, 
     keys = sorted(o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET, Prefix="agents/ann/")["Contents"])
     assert keys == ["agents/ann/new.md"]
     code, out, _ = run(capsys, "prune", "--agent", "ann", "--older-than", "1h", "-q")
+    assert out.startswith("pruned 0 objects, 0 bytes in ")
+
+
+@pytest.mark.parametrize(
+    "age",
+    [["--older-than", "0d"], ["--older-than", "0h"], ["--older-than", "-1d"], ["--older-than=-1d"],
+     ["--older-than", "90"], ["--older-than", "1.5d"]],
+)  # fmt: skip
+def test_prune_accepts_only_a_positive_whole_age_with_a_unit(capsys, env, make_tool, s3, age):
+    ok(make_tool("ann"), command="create", path="/memories/a.md", file_text="a")
+    text = age[-1].removeprefix("--older-than=")
+    assert run(capsys, "prune", "--agent", "ann", *age) == (
+        2, "", f"s3memory: error: --older-than: invalid age {text!r}: use a number followed by d, h or m, "
+               "e.g. 90d, 12h or 30m (a whole number, 1 or more)\n",
+    )  # fmt: skip
+    assert [o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET, Prefix="agents/ann/")["Contents"]] == [
+        "agents/ann/a.md"
+    ]
+
+
+def test_prune_refuses_an_age_beyond_a_century(capsys, env):
+    assert run(capsys, "prune", "--agent", "ann", "--older-than", "999999d") == (
+        2, "", "s3memory: error: --older-than: invalid age '999999d': at most 36500d (100 years), e.g. 90d\n"
+    )  # fmt: skip
+    code, out, err = run(capsys, "prune", "--agent", "ann", "--older-than", "36500d", "-q")
+    assert (code, err) == (0, "")
     assert out.startswith("pruned 0 objects, 0 bytes in ")
 
 
@@ -207,6 +234,7 @@ def kms_stocked(env, make_tool, kms, kms_key):
     return new_key
 
 
+@pytest.mark.moto_only  # rewrap needs KMS ReEncrypt, which MiniStack lacks
 def test_rewrap_then_read_with_the_old_key_disabled(
     capsys, kms_stocked, kms, kms_key, s3, monkeypatch, aws_disabled_keys
 ):
@@ -251,6 +279,7 @@ def test_rewrap_then_read_with_the_old_key_disabled(
     assert len(copies) == 4
 
 
+@pytest.mark.moto_only  # rewrap needs KMS ReEncrypt, which MiniStack lacks
 def test_rewrap_reports_objects_it_cannot_move(capsys, env, make_tool, kms, kms_stocked, s3):
     ok(make_tool("carol"), command="create", path="/memories/local.md", file_text="local key")
     s3.put_object(Bucket=BUCKET, Key="agents/carol/raw.md", Body=b"no header")
@@ -264,6 +293,7 @@ def test_rewrap_reports_objects_it_cannot_move(capsys, env, make_tool, kms, kms_
     assert lines[2].endswith("; 2 failed")
 
 
+@pytest.mark.moto_only  # rewrap needs KMS ReEncrypt, which MiniStack lacks
 def test_rewrap_retries_when_the_object_changes_between_head_and_copy(s3, kms, kms_key, make_tool):
     tool = make_tool("ann", use_kms=True)
     ok(tool, command="create", path="/memories/a.md", file_text="before\n")

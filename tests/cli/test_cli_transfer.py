@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import tarfile
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 from anthropic.tools import BetaLocalFilesystemMemoryTool
 
+from s3memory.config import StorageSettings
 from s3memory.core import messages as fmt
 from s3memory.core.guard import SecretGuard
 from s3memory.errors import CommandError
@@ -118,11 +120,133 @@ def test_export_to_a_tarball(capsys, stocked, tmp_path):
         assert {m.mode for m in members} == {0o600}
         assert all(m.isfile() for m in members)
         assert {m.name: tar.extractfile(m).read() for m in members} == expected_tree()
-    code, _, err = run(capsys, "export", "--agent", "ann", "--to", str(dest), "-q")
-    assert code == 2
-    assert (
-        err == f"s3memory: error: {dest} already exists and is not an empty directory; pass --force to write into it\n"
-    )
+    assert run(capsys, "export", "--agent", "ann", "--to", str(dest), "-q") == (
+        2, "", f"s3memory: error: {dest} is an existing file; pass --force to replace it\n"
+    )  # fmt: skip
+
+
+def tarball_tree(path: Path) -> dict[str, bytes]:
+    with tarfile.open(path) as tar:
+        return {m.name: tar.extractfile(m).read() for m in tar.getmembers()}
+
+
+def test_export_over_an_existing_file_needs_force_and_then_replaces_it(capsys, stocked, tmp_path):
+    dest = tmp_path / "backup.tar.gz"
+    dest.write_bytes(b"an older backup")
+    assert run(capsys, "export", "--agent", "ann", "--to", str(dest), "-q") == (
+        2, "", f"s3memory: error: {dest} is an existing file; pass --force to replace it\n"
+    )  # fmt: skip
+    assert dest.read_bytes() == b"an older backup"
+    code, out, err = run(capsys, "export", "--agent", "ann", "--to", str(dest), "--force", "-q")
+    assert (code, err) == (0, "")
+    assert out.startswith("exported 5 objects, 39 bytes in ")
+    assert tarball_tree(dest) == expected_tree()
+    assert os.stat(dest).st_mode & 0o777 == 0o600
+    assert [p.name for p in tmp_path.iterdir()] == ["backup.tar.gz"]  # no temporary file beside it
+
+
+def test_export_refuses_a_file_where_a_directory_goes_and_a_directory_named_like_a_tarball(capsys, stocked, tmp_path):
+    plain = tmp_path / "notes"
+    plain.write_text("mine")
+    for force in ([], ["--force"]):  # --force cannot turn a file into a directory
+        assert run(capsys, "export", "--agent", "ann", "--to", str(plain), "-q", *force) == (
+            2, "", f"s3memory: error: {plain} is an existing file, and export writes a directory unless --to is "
+                   "a name ending in .tar.gz, .tgz or .tar; choose another --to\n",
+        )  # fmt: skip
+    assert plain.read_text() == "mine"
+    folder = tmp_path / "old.tgz"
+    folder.mkdir()
+    for force in ([], ["--force"]):
+        assert run(capsys, "export", "--agent", "ann", "--to", str(folder), "-q", *force) == (
+            2, "", f"s3memory: error: {folder} is an existing directory, but a name ending in .tar.gz, .tgz or .tar "
+                   "is exported as a tarball; choose another --to\n",
+        )  # fmt: skip
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes", "old.tgz"]
+    assert list(folder.iterdir()) == []
+
+
+def test_export_to_an_unusable_path_says_so_and_creates_nothing(capsys, stocked, tmp_path):
+    (tmp_path / "file").write_text("x")
+    for dest in (tmp_path / "file" / "out", tmp_path / "missing" / "backup.tar.gz"):
+        reason = "Not a directory" if dest.parent.name == "file" else "No such file or directory"
+        assert run(capsys, "export", "--agent", "ann", "--to", str(dest), "-q") == (
+            1, "", f"s3memory: error: cannot write {dest}: {reason}; "
+                   "nothing was exported (fix the destination or choose another --to)\n",
+        )  # fmt: skip
+    assert [p.name for p in tmp_path.iterdir()] == ["file"]
+
+
+@pytest.fixture
+def s3_hook(monkeypatch):
+    """s3_hook(event, handler) registers `handler` on the S3 client the CLI builds."""
+    hooks: list[tuple[str, object]] = []
+    clients = StorageSettings.clients
+
+    def with_hooks(self, *args):
+        s3_client, kms_client = clients(self, *args)
+        for event, handler in hooks:
+            s3_client.meta.events.register(event, handler, unique_id=f"test-hook-{event}")
+        return s3_client, kms_client
+
+    monkeypatch.setattr(StorageSettings, "clients", with_hooks)
+    return lambda event, handler: hooks.append((event, handler))
+
+
+def interrupt(**_):
+    raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("to", ["new/sub/out", "backup.tar.gz", "backup.tar"])
+def test_a_failed_export_leaves_no_destination_it_created(capsys, stocked, tmp_path, s3_hook, to):
+    s3_hook("before-call.s3.ListObjectsV2", interrupt)  # S3 fails before the first object
+    assert run(capsys, "export", "--agent", "ann", "--to", str(tmp_path / to), "-q") == (
+        130, "", "s3memory: error: interrupted\n"
+    )  # fmt: skip
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_failed_export_keeps_what_was_there_before(capsys, stocked, tmp_path, s3_hook):
+    s3_hook("before-call.s3.ListObjectsV2", interrupt)
+    empty, old = tmp_path / "empty", tmp_path / "old.tar.gz"
+    empty.mkdir()
+    old.write_bytes(b"the previous backup")
+    for dest in (empty, old):
+        assert run(capsys, "export", "--agent", "ann", "--to", str(dest), "--force", "-q") == (
+            130, "", "s3memory: error: interrupted\n"
+        )  # fmt: skip
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty", "old.tar.gz"]
+    assert list(empty.iterdir()) == []
+    assert old.read_bytes() == b"the previous backup"
+
+
+def test_an_export_failing_halfway_leaves_no_partial_tarball(capsys, stocked, tmp_path, s3_hook):
+    calls = itertools.count(1)
+
+    def third_get_fails(**_):
+        if next(calls) == 3:
+            raise KeyboardInterrupt
+
+    s3_hook("before-call.s3.GetObject", third_get_fails)
+    assert run(capsys, "export", "--agent", "ann", "--to", str(tmp_path / "backup.tar.gz"), "-q") == (
+        130, "", "s3memory: error: interrupted\n"
+    )  # fmt: skip
+    assert next(calls) > 3  # the other objects were fetched too
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("to", ["new/out", "backup.tar.gz"])
+def test_an_export_where_every_object_fails_writes_nothing(capsys, stocked, s3, tmp_path, to):
+    for key in stored_keys(s3, "agents/ann/"):
+        obj = s3.get_object(Bucket=BUCKET, Key=key)
+        s3.put_object(Bucket=BUCKET, Key=key, Body=obj["Body"].read()[:-1], Metadata=obj["Metadata"])
+    dest = tmp_path / to
+    code, out, err = run(capsys, "export", "--agent", "ann", "--to", str(dest), "-q")
+    assert (code, err) == (1, "")
+    lines = out.splitlines()
+    assert lines[:-1] == [f"failed: ann:/memories/{rel}: failed its integrity check" for rel in sorted(FILES)]
+    assert lines[-1].startswith("exported 0 objects, 0 bytes in ")
+    assert lines[-1].endswith(f" s; 5 failed; nothing was written to {dest}")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_export_reports_a_tampered_object_and_exports_the_rest(capsys, stocked, s3, tmp_path):

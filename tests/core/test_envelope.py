@@ -334,7 +334,8 @@ def test_stored_object_sizes_and_metadata(tool, s3) -> None:
     assert head["ContentLength"] == 1536 + 16
     listed = s3.list_objects_v2(Bucket=BUCKET, Prefix="agents/")["Contents"]
     assert [(o["Key"], o["Size"]) for o in listed] == [(key, 1552)]
-    assert sorted(head["Metadata"]) == ["s3m-cm", "s3m-kp", "s3m-salt", "s3m-v", "s3m-wk"]
+    assert sorted(head["Metadata"]) == ["s3m-cm", "s3m-kp", "s3m-mt", "s3m-salt", "s3m-v", "s3m-wk"]
+    assert abs(int(head["Metadata"]["s3m-mt"]) - head["LastModified"].timestamp()) < 5  # the content's time
     flat = "".join(k + v for k, v in head["Metadata"].items())
     assert flat.isascii()
     for hidden in ("agent-42", "customer_service", "/memories", "xxxx"):
@@ -344,3 +345,25 @@ def test_stored_object_sizes_and_metadata(tool, s3) -> None:
     assert ok(tool, command="view", path="/memories").split("\n")[2] == (
         "1.5K\t/memories/customer_service_guidelines.xml"
     )
+
+
+def test_the_content_time_is_authenticated_and_optional() -> None:
+    """`s3m-mt` is bound into the associated data; objects without it (older writers) still open."""
+    from s3memory.core.envelope import META_MODIFIED
+
+    key = DataKey(bytes(range(32)), b"wrapped", "local-test")
+    body, header = envelope.seal(b"text", key, agent_id="a", path="/memories/x", modified=1_700_000_000)
+    assert header.to_metadata()[META_MODIFIED] == "1700000000"
+    parsed = Header.from_metadata(header.to_metadata())
+    assert envelope.open_sealed(body, parsed, key.plaintext, agent_id="a", path="/memories/x") == b"text"
+    for forged in ("1600000000", "01700000000", "+1700000000", "1.7e9", "", "٣"):
+        metadata = {**header.to_metadata(), META_MODIFIED: forged}
+        with pytest.raises(IntegrityError):
+            envelope.open_sealed(body, Header.from_metadata(metadata), key.plaintext, agent_id="a", path="/memories/x")
+    without = {k: v for k, v in header.to_metadata().items() if k != META_MODIFIED}
+    with pytest.raises(IntegrityError):  # dropping it changes the associated data too
+        envelope.open_sealed(body, Header.from_metadata(without), key.plaintext, agent_id="a", path="/memories/x")
+    old_body, old_header = envelope.seal(b"text", key, agent_id="a", path="/memories/x")
+    assert old_header.modified is None
+    assert META_MODIFIED not in old_header.to_metadata()
+    assert envelope.open_sealed(old_body, old_header, key.plaintext, agent_id="a", path="/memories/x") == b"text"

@@ -10,7 +10,8 @@ import time
 
 import pytest
 
-from s3memory.core.guard import REDACTED, SecretGuard, find_secrets
+from s3memory.core import guard
+from s3memory.core.guard import REDACTED, Finding, SecretGuard, find_secrets
 from s3memory.errors import CommandError
 from tests.support import err, ok
 
@@ -65,7 +66,7 @@ CASES = [
     ("Google API key", "maps key ", "AIza" + "SyA-1234567890abcdefghijklmnopqrstu", "."),
     ("payment card number", "Visa ", "4111 1111 1111 1111", " exp 12/26"),
     ("payment card number", "card: ", "4111-1111-1111-1111", ""),
-    ("payment card number", "", "4111111111111111", " 123"),  # a CVV right after
+    ("payment card number", "cc ", "4111111111111111", " 123"),  # a CVV right after
     ("payment card number", "MC ", "5555555555554444", ""),
     ("payment card number", "2-series MC ", "2223003122003222", ""),
     ("payment card number", "Amex ", "3782 822463 10005", ""),
@@ -75,6 +76,13 @@ CASES = [
     ("payment card number", "Diners ", "30569309025904", ""),
     ("payment card number", "UnionPay ", "6200000000000005", ""),
     ("payment card number", "call +1 415 555 2671 re ", "4242 4242 4242 4242", " 04/27"),
+    ("password in a URL", "REDIS_URL=redis://:", "s3cr3t-Passw0rd", "@cache.internal:6379/0"),  # no user
+    ("password in a URL", "broker amqp+ssl://:", "Zq9:xY!w8v", "@mq.internal"),
+    ("AWS secret access key", "aws_secret_key = ", "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYEXAMPLEKEY", ""),
+    ("AWS secret access key", "AWS_SECRET_KEY=", "je7MtGbClwBF/2Zp9Utk/" + "h3yCo8nvbEXAMPLEKEY", "\n"),
+    ("payment card number", "Card number on file:\n", "4539148803436467", ""),
+    ("payment card number", "creditCard=", "5425233430109903", ";"),
+    ("payment card number", "exp 12/26, PAN ", "6011000990139424", ""),
 ]
 IDS = [f"{kind}-{i}" for i, (kind, *_) in enumerate(CASES)]
 
@@ -164,6 +172,72 @@ def test_a_jwt_after_bearer_is_one_secret():
     assert SecretGuard("redact").scan("Authorization: Bearer " + jwt, PATH) == (
         "Authorization: Bearer [REDACTED JSON web token]"
     )
+
+
+# A bearer token whose body holds an AWS access key id, and one that runs into a grouped card.
+OVERLAPS = [
+    ("Authorization: Bearer ", "AKIA" + "IOSFODNN7EXAMPLE" + ".tailZq9xYw8v", " sent"),
+    ("Authorization: Bearer ", "Zq9xYw8vUt7sRr6pQo5n-4111 1111 1111 1111", " sent"),
+]
+
+
+@pytest.mark.parametrize(("before", "secret", "after"), OVERLAPS, ids=["aws-key-in-bearer", "bearer-into-card"])
+def test_redact_covers_the_union_of_overlapping_secrets(before, secret, after):
+    text = "intro\n" + before + secret + after
+    assert SecretGuard("redact").scan(text, PATH) == "intro\n" + before + "[REDACTED bearer token]" + after
+    start = len("intro\n" + before)
+    assert find_secrets(text) == [Finding("bearer token", 2, start, start + len(secret))]
+    with pytest.raises(CommandError) as caught:
+        SecretGuard().scan(text, PATH)
+    assert caught.value.message == blocked("bearer token", 2)
+
+
+def test_overlapping_and_touching_findings_merge_under_the_first_kind():
+    findings = [
+        Finding("a", 0, 0, 10),
+        Finding("b", 0, 0, 4),  # inside a
+        Finding("c", 0, 5, 15),  # overlaps a and goes past it
+        Finding("d", 0, 15, 20),  # touches c
+        Finding("e", 0, 21, 30),  # one character apart: separate
+    ]
+    assert guard.merge_overlaps(findings) == [Finding("a", 0, 0, 20), Finding("e", 0, 21, 30)]
+    assert guard.merge_overlaps([]) == []
+
+
+# Order numbers and other identifiers that start with a card prefix and pass the Luhn check.
+NOT_CARDS = [
+    "Order 4539148803436467 shipped",
+    "tracking 4111111111111111 delivered",
+    "invoice #5425233430109903 paid",
+    "discard 4111111111111111, expected 5555555555554444, panel 6011000990139424",
+    "the card on file is fine; order number: 4111111111111111",  # the card word is 36 characters back
+]
+
+
+@pytest.mark.parametrize("text", NOT_CARDS)
+def test_an_unbroken_digit_run_is_a_card_only_after_a_card_word(text):
+    assert find_secrets(text) == []
+    assert SecretGuard("redact").scan(text, PATH) == text
+
+
+CARD_WORDS = ["card: ", "Credit card number ", "DEBIT ", "visa ", "Mastercard ", "AMEX ", "cc#", "CVV 123 ", "pan="]
+
+
+@pytest.mark.parametrize("word", CARD_WORDS)
+def test_a_card_word_before_an_unbroken_digit_run_makes_it_a_card(word):
+    text = f"paid with {word}4111111111111111 today"
+    assert SecretGuard("redact").scan(text, PATH) == f"paid with {word}[REDACTED payment card number] today"
+
+
+@pytest.mark.parametrize("card", ["4111 1111 1111 1111", "4111-1111-1111-1111", "3782 822463 10005"])
+def test_a_card_grouped_like_one_needs_no_card_word(card):
+    assert SecretGuard("redact").scan(f"Order {card} shipped", PATH) == "Order [REDACTED payment card number] shipped"
+
+
+def test_the_card_word_must_start_within_32_characters_before_the_digits():
+    near = "cc" + " " * 30 + "4111111111111111"  # "cc" starts 32 characters before the digits
+    assert [(f.kind, f.start, f.end) for f in find_secrets(near)] == [("payment card number", 32, 48)]
+    assert find_secrets("cc" + " " * 31 + "4111111111111111") == []
 
 
 def test_invalid_mode_is_refused():
@@ -329,3 +403,21 @@ def test_a_custom_guard_is_called_with_the_content_and_path(make_tool, counter):
         ok(tool, command="view", path=PATH)
         == f"Here's the content of {PATH} with line numbers:\n     1\tHELLO\n     2\tWORLD"
     )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "4111111111111111 exp 12/26",
+        "4111111111111111, expiry 12/26",
+        "4111111111111111 CVV 123",
+        "5500005555555559 valid thru 01/27",
+    ],
+)
+def test_an_unbroken_card_followed_by_its_expiry_or_code_is_found(text: str) -> None:
+    assert [f.kind for f in find_secrets(text)] == ["payment card number"]
+
+
+@pytest.mark.parametrize("text", ["Order 4539148803436467 shipped, expected Monday", "ref 4111111111111111 explained"])
+def test_words_after_an_order_number_that_merely_start_like_expiry_do_not_count(text: str) -> None:
+    assert find_secrets(text) == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bench.requests import Row, measure, render
+from tests.support import err, ok
 
 # Exact counts; the issue's budget for each is in bench/requests.py (create ≤ 3, view file = 1,
 # view dir ≤ 2, str_replace ≤ 2, insert ≤ 2, rename of a file ≤ 5, delete of a file ≤ 3).
@@ -18,7 +19,7 @@ EXPECTED_S3 = {
     "view file": 1,
     "view file with view_range": 1,
     "view /memories": 1,
-    "view a subdirectory": 2,
+    "view a subdirectory": 1,  # a name without "." is listed first (a file of that name: 2)
     "view a missing path (error)": 2,
     "str_replace": 2,
     "insert": 2,
@@ -54,3 +55,28 @@ def test_kms_calls_fresh_tool_reading_30_files(rows):
     row = rows["KMS: fresh tool reads 30 files (budget ≤ 4 KMS)"]
     assert row.kms == 1  # one Decrypt: all 30 objects share the window's data key
     assert row.s3 == 1 + 30  # recovery check of a fresh tool + one GET per file
+
+
+def test_round_trips_are_sent_together(make_tool, counter):
+    """Requests that do not depend on each other go out together: pinned as request order and count."""
+    tool = make_tool()
+    ok(tool, command="create", path="/memories/notes/a.md", file_text="a")  # the tool now knows /memories/notes
+    ok(tool, command="create", path="/memories/b.md", file_text="b")
+    counter.reset()
+    ok(tool, command="view", path="/memories/notes")  # listed first: one request
+    assert counter.by_op() == {"s3:ListObjectsV2": 1}
+    counter.reset()
+    ok(tool, command="view", path="/memories/b.md")  # read first: one request
+    assert counter.by_op() == {"s3:GetObject": 1}
+    counter.reset()
+    assert err(tool, command="view", path="/memories/missing") == (
+        "The path /memories/missing does not exist. Please provide a valid path."
+    )
+    assert counter.by_op() == {"s3:ListObjectsV2": 1, "s3:GetObject": 1}
+
+
+def test_a_cold_view_of_the_root_is_one_request(make_tool, counter):
+    ok(make_tool(), command="create", path="/memories/a.md", file_text="a")
+    counter.reset()
+    assert ok(make_tool(), command="view", path="/memories").endswith("4.0K\t/memories\n1B\t/memories/a.md")
+    assert counter.by_op() == {"s3:ListObjectsV2": 1}

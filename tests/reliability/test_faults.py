@@ -33,6 +33,9 @@ from s3memory.storage.vault import Vault
 from tests.support import LOCAL_KEY, REGION, err, ok
 from tests.support.moto_server import CREDENTIALS, new_bucket, s3_client, serialized_moto_server
 
+# Starts its own moto (server or in-process): nothing to gain from running it against an endpoint.
+pytestmark = pytest.mark.moto_only
+
 PREFIX = "agents/"
 AGENT = "agent-7"
 MAX_ATTEMPTS = 10  # botocore's `retries.max_attempts` counts retries: 1 + 10 attempts in all

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import boto3
+import pytest
 from anthropic.lib.tools import ToolError
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
@@ -20,6 +21,9 @@ from moto import mock_aws
 
 from s3memory import LocalKeys, S3MemoryTool
 from tests.support import LOCAL_KEY, REGION
+
+# Starts its own moto (server or in-process): nothing to gain from running it against an endpoint.
+pytestmark = pytest.mark.moto_only
 
 ROOT = "/memories"
 Segments = tuple[str, ...]

@@ -12,6 +12,9 @@ from s3memory.storage.keys import KmsKeys, LocalKeys
 from s3memory.storage.sts import clear_agent_session_cache
 from tests.support import BUCKET, LOCAL_KEY, ok
 
+# Settings wiring, checked on moto: clients are built from S3MEMORY_* alone (no test endpoint).
+pytestmark = pytest.mark.moto_only
+
 
 def test_from_env_with_a_local_key(s3, monkeypatch):
     monkeypatch.setenv("S3MEMORY_BUCKET", BUCKET)
@@ -95,3 +98,16 @@ def test_agent_role_arn_gives_the_tool_per_agent_credentials(s3, monkeypatch):
     assert seen[0]["RoleArn"] == "arn:aws:iam::123456789012:role/s3memory-agent"
     assert seen[0]["Tags"] == [{"Key": "s3memory-agent", "Value": "agent-9"}]
     clear_agent_session_cache()
+
+
+def test_checksum_settings_reach_botocore(monkeypatch):
+    monkeypatch.setenv("S3MEMORY_BUCKET", BUCKET)
+    monkeypatch.setenv("S3MEMORY_LOCAL_KEY", base64.b64encode(LOCAL_KEY).decode())
+    assert Settings().botocore_config().request_checksum_calculation is None  # botocore's own default applies
+    monkeypatch.setenv("S3MEMORY_REQUEST_CHECKSUM_CALCULATION", "when_required")
+    monkeypatch.setenv("S3MEMORY_RESPONSE_CHECKSUM_VALIDATION", "when_required")
+    config = Settings().botocore_config()
+    assert (config.request_checksum_calculation, config.response_checksum_validation) == ("when_required",) * 2
+    monkeypatch.setenv("S3MEMORY_REQUEST_CHECKSUM_CALCULATION", "sometimes")
+    with pytest.raises(ValidationError, match="request_checksum_calculation"):
+        Settings()

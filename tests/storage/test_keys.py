@@ -315,9 +315,9 @@ def test_disabled_kms_key(
         kms.generate_data_key(KeyId=kms_key, KeySpec="AES_256")
     assert arn in str(direct.value)
 
-    expected = (
-        "Error: The encryption key service is unavailable right now (DisabledException); "
-        "nothing was changed. Try again."
+    expected = (  # a disabled key will not pass by retrying: no "Try again", an operator must act
+        "Error: The encryption key cannot be used (DisabledException); "
+        "nothing was changed. An operator must fix the key configuration."
     )
     fresh = make_tool(keys=kms_keys())
     messages = [
@@ -341,18 +341,11 @@ def test_disabled_kms_key(
 
 @pytest.mark.parametrize(
     ("failure", "code"),
-    [
+    [  # failures that may pass; configuration failures are in test_kms_configuration_failures_say_so
         (EndpointConnectionError(endpoint_url="https://kms.us-east-1.amazonaws.com/"), "ConnectionError"),
         (
             ClientError({"Error": {"Code": "ThrottlingException", "Message": "Rate exceeded"}}, "GenerateDataKey"),
             "ThrottlingException",
-        ),
-        (
-            ClientError(
-                {"Error": {"Code": "AccessDeniedException", "Message": "User arn:aws:iam::1:user/x is not authorized"}},
-                "GenerateDataKey",
-            ),
-            "AccessDeniedException",
         ),
         (
             ClientError({"Error": {"Code": "KMSInternalException", "Message": "x"}}, "GenerateDataKey"),
@@ -375,6 +368,24 @@ def test_kms_failures_are_reported_by_code(
     )
     assert "arn:aws" not in message
     assert "amazonaws.com" not in message
+    assert s3.list_objects_v2(Bucket=BUCKET)["KeyCount"] == 0
+
+
+@pytest.mark.parametrize(
+    "code", ["AccessDeniedException", "NotFoundException", "DisabledException", "KMSInvalidStateException"]
+)
+def test_kms_configuration_failures_say_so(make_tool: Callable[..., Any], kms: Any, s3: Any, code: str) -> None:
+    message = f"User arn:aws:iam::1:user/x is not authorized for key arn:aws:kms:us-east-1:1:key/k ({code})"
+
+    def fail(**_: Any) -> None:
+        raise ClientError({"Error": {"Code": code, "Message": message}}, "GenerateDataKey")
+
+    kms.meta.events.register("before-call.kms.GenerateDataKey", fail)
+    tool = make_tool(use_kms=True)
+    assert err(tool, command="create", path="/memories/a.md", file_text="a") == (
+        f"Error: The encryption key cannot be used ({code}); nothing was changed. "
+        "An operator must fix the key configuration."
+    )
     assert s3.list_objects_v2(Bucket=BUCKET)["KeyCount"] == 0
 
 

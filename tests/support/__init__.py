@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import collections
+import os
 import threading
 from typing import Any
 
 import pytest
 from anthropic.lib.tools import ToolError
 
-BUCKET = "s3memory-test-bucket"
+BUCKET = os.environ.get("S3MEMORY_TEST_BUCKET") or "s3memory-test-bucket"
 REGION = "us-east-1"
 LOCAL_KEY = bytes(range(32))
 

@@ -50,7 +50,7 @@ resource "aws_lambda_function" "agent" {
   # checkov:skip=CKV_AWS_272:Code signing needs an AWS Signer profile owned by the deploying account; attach an aws_lambda_code_signing_config in a production pipeline.
   # checkov:skip=CKV_AWS_173:The environment holds only names and ARNs (bucket, keys, roles, the secret's ARN, the model), no secrets; the API key is fetched from Secrets Manager at run time.
   function_name                  = local.function_name
-  description                    = "Runs a Claude agent with s3memory; event {agent_id, prompt}"
+  description                    = "Runs one Claude turn with s3memory for the agent its caller is"
   role                           = aws_iam_role.lambda.arn
   runtime                        = "python3.12"
   architectures                  = ["x86_64"]
@@ -62,12 +62,14 @@ resource "aws_lambda_function" "agent" {
   reserved_concurrent_executions = var.reserved_concurrent_executions
 
   environment {
+    # ANTHROPIC_MODEL only when anthropic_model is set: otherwise the handler uses s3memory's default.
     variables = merge(module.s3memory.environment, {
-      ANTHROPIC_MODEL              = var.anthropic_model
-      ANTHROPIC_MAX_TOKENS         = tostring(var.anthropic_max_tokens)
-      ANTHROPIC_MAX_ITERATIONS     = tostring(var.anthropic_max_iterations)
-      ANTHROPIC_API_KEY_SECRET_ARN = var.anthropic_api_key_secret_arn
-    })
+      ANTHROPIC_MAX_TOKENS          = tostring(var.anthropic_max_tokens)
+      ANTHROPIC_MAX_ITERATIONS      = tostring(var.anthropic_max_iterations)
+      ANTHROPIC_API_KEY_SECRET_ARN  = var.anthropic_api_key_secret_arn
+      S3MEMORY_TRUST_EVENT_AGENT_ID = tostring(var.trust_event_agent_id)
+      S3MEMORY_AGENT_ID_CLAIM       = var.agent_id_claim
+    }, { for name, value in { ANTHROPIC_MODEL = var.anthropic_model } : name => value if value != null })
   }
 
   tracing_config {

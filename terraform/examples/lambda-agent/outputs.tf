@@ -1,5 +1,5 @@
 output "function_name" {
-  description = "Name of the agent function; invoke it with {\"agent_id\": ..., \"prompt\": ...}."
+  description = "Name of the agent function: behind an API Gateway authorizer, or invoked with {\"agent_id\": ..., \"prompt\": ...} when trust_event_agent_id is true."
   value       = aws_lambda_function.agent.function_name
 }
 

@@ -32,9 +32,21 @@ variable "anthropic_api_key_secret_arn" {
 }
 
 variable "anthropic_model" {
-  description = "Claude model the agent runs."
+  description = "Claude model the agent runs. Null leaves ANTHROPIC_MODEL unset, so the handler uses s3memory's default model (s3memory.core.limits.DEFAULT_MODEL)."
   type        = string
-  default     = "claude-sonnet-4-5"
+  default     = null
+}
+
+variable "trust_event_agent_id" {
+  description = "Take the agent id from the request when no API Gateway authorizer vouches for one (S3MEMORY_TRUST_EVENT_AGENT_ID). Every principal that may invoke the function can then act as any agent: set it only when all of them are trusted."
+  type        = bool
+  default     = false
+}
+
+variable "agent_id_claim" {
+  description = "JWT claim holding the agent id when a JWT authorizer fronts the function (S3MEMORY_AGENT_ID_CLAIM)."
+  type        = string
+  default     = "agent_id"
 }
 
 variable "anthropic_max_tokens" {

@@ -1,0 +1,34 @@
+"""`s3memory doctor`: does the configured store (and KMS key) honour what s3memory relies on?"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from .context import connect, emit_json, say
+from .exits import EXIT_FAILED, EXIT_OK
+
+
+def run_doctor(args: argparse.Namespace) -> int:
+    from s3memory.admin.doctor import REQUIRED, Doctor
+
+    kms_key = args.kms_key_id or os.environ.get("S3MEMORY_KMS_KEY_ID") or None
+    with connect(args, keys=False) as ctx:
+        diagnosis = Doctor(ctx.store.s3, ctx.kms, ctx.settings.bucket, ctx.settings.prefix, kms_key).run()
+    if args.json:
+        emit_json(diagnosis.to_json())
+        return EXIT_OK if diagnosis.safe else EXIT_FAILED
+    say(f"store: {diagnosis.endpoint}, bucket {ctx.settings.bucket}")
+    width = max(len(p.name) for p in diagnosis.probes)
+    rows = [*diagnosis.probes, *([diagnosis.checksums] if diagnosis.checksums else [])]
+    for probe in rows:
+        mark = "yes" if probe.ok else "NO"
+        say(f"{probe.name:<{width}}  {mark:<3}  {probe.note}")
+    if diagnosis.safe:
+        say("safe: conditional creates and edits are enforced, so no update is lost and one create wins")
+    else:
+        missing = ", ".join(p.name for p in diagnosis.probes if p.name in REQUIRED and not p.ok)
+        say(f"NOT SAFE: {missing} not enforced; concurrent writers can lose updates on this store")
+    for text in diagnosis.weaker:
+        say(f"weaker: {text}")
+    return EXIT_OK if diagnosis.safe else EXIT_FAILED

@@ -1,0 +1,54 @@
+"""`s3memory repair`: complete, show or abandon an agent's interrupted directory changes.
+
+A directory rename or delete records its intent before it starts; the next command of any
+tool instance completes it. `repair` does the same on demand and says what it could not do;
+`--dry-run` shows each pending change and how far it got; `--abandon` drops the records and
+leaves every file exactly where it is now (some at the old path, some at the new one).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from s3memory.memory.intents import Intent
+
+from .context import connect, say
+from .exits import EXIT_FAILED, EXIT_OK, UsageError
+from .inspect import memory_for
+from .progress import count
+
+
+def _describe(intent: Intent) -> str:
+    if intent.dst is None:
+        return f"delete {intent.src.display}"
+    return f"rename {intent.src.display} -> {intent.dst.display}"
+
+
+def run_repair(args: argparse.Namespace) -> int:
+    if args.dry_run and args.abandon:
+        raise UsageError("--dry-run and --abandon exclude each other; --dry-run shows what --abandon would drop")
+    with connect(args) as ctx:
+        memory = memory_for(ctx, args.agent)
+        changes = memory.changes
+        store, space = ctx.store, memory.vault.space
+        if args.dry_run:
+            pending = changes.pending()
+            for record in pending:
+                intent = record.intent
+                left = len(store.list_all(space.dir_prefix(intent.src)))
+                where = f"{count(len(intent.items), 'listed object')}, {left:,} still under {intent.src.display}"
+                say(f"pending: {_describe(intent)} ({where})")
+            say(f"{count(len(pending), 'interrupted change')} for agent {args.agent}; nothing was changed (--dry-run)")
+            return EXIT_OK
+        if args.abandon:
+            dropped = changes.abandon()
+            say(
+                f"abandoned {count(dropped, 'interrupted change')} for agent {args.agent}; every file stays where it is"
+            )
+            return EXIT_OK
+        recovery = changes.recover()
+    say(f"completed {recovery.done} interrupted change(s) for agent {args.agent}")
+    for stuck in recovery.stuck:
+        advice = "run repair again" if stuck.transient else "fix the cause and run repair again, or --abandon"
+        say(f"not completed: {_describe(stuck.intent)} ({stuck.error.code}); {advice}")
+    return EXIT_FAILED if recovery.stuck else EXIT_OK

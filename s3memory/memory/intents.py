@@ -1,0 +1,92 @@
+"""Intent records: what a directory change is about to do, stored before it does it.
+
+A record is a sealed JSON object at `{agent}/.s3memory/intents/<name>`, where the name depends
+only on the source directory, so two changes of one directory exclude each other. It lists
+every source key (relative to the source directory) with the ETag it was listed with.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from hashlib import sha256
+
+from s3memory.core.paths import RESERVED_SEGMENT, MemoryPath
+from s3memory.errors import IntegrityError, NotFound
+from s3memory.storage.vault import Vault
+
+INTENTS = MemoryPath((RESERVED_SEGMENT, "intents"))
+
+
+def record_name(src: MemoryPath) -> str:
+    """The intent record's name for operations on directory `src` (fixed length, whatever the path)."""
+    return sha256(b"s3memory intent\0" + src.display.encode("utf-8")).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class Intent:
+    """What a multi-object operation is about to do. `items` are (relative key, source ETag)."""
+
+    op: str  # "rename" or "delete"
+    src: MemoryPath
+    dst: MemoryPath | None
+    items: tuple[tuple[str, str], ...]
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "v": 1,
+                "op": self.op,
+                "src": list(self.src.segments),
+                "dst": None if self.dst is None else list(self.dst.segments),
+                "items": [list(item) for item in self.items],
+            },
+            separators=(",", ":"),
+            sort_keys=True,
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> Intent:
+        try:
+            data = json.loads(text)
+            op = data["op"]
+            if data["v"] != 1 or op not in ("rename", "delete") or (op == "rename") != (data["dst"] is not None):
+                raise ValueError(op)
+            dst = None if data["dst"] is None else MemoryPath(tuple(map(str, data["dst"])))
+            items = tuple((str(k), str(e)) for k, e in data["items"])
+            return cls(op, MemoryPath(tuple(map(str, data["src"]))), dst, items)
+        except (KeyError, TypeError, ValueError):
+            raise IntegrityError() from None
+
+
+@dataclass(frozen=True)
+class Claim:
+    record: MemoryPath
+    etag: str
+
+
+@dataclass(frozen=True)
+class Record:
+    """A stored intent record: its path, the ETag it was read with, and what it describes."""
+
+    claim: Claim
+    intent: Intent
+
+
+def stored_records(vault: Vault) -> tuple[list[Record], int]:
+    """Every readable intent record of the agent, oldest first, and how many could not be read."""
+    records: list[Record] = []
+    unreadable = 0
+    objects = vault.store.list_all(vault.dir_prefix(INTENTS))
+    for obj in sorted(objects, key=lambda o: (o.last_modified is None, o.last_modified, o.key)):
+        path = vault.path_of(obj.key)
+        if path is None:
+            continue
+        try:
+            text, etag = vault.read(path)
+            records.append(Record(Claim(path, etag), Intent.from_json(text)))
+        except NotFound:
+            continue  # finished by its own process meanwhile
+        except IntegrityError:
+            unreadable += 1
+    return records, unreadable

@@ -1,0 +1,83 @@
+"""When to complete interrupted directory changes, and which commands must wait for one.
+
+A tool instance looks for intent records before its first command (one LIST) and completes
+what it finds. A change that cannot be completed now is *stuck*: only commands on the paths it
+covers are refused (a failure that may pass says "Try again"; one that will not names the
+directory and the repair command); every other path stays usable. Stuck changes are tried
+again on the next command when their failure may pass, otherwise every minute (an operator
+may have repaired them from another process).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from s3memory.core import messages as fmt
+from s3memory.core.paths import MemoryPath
+from s3memory.errors import CommandError
+from s3memory.storage.vault import Vault
+
+from .dir_changes import DirectoryChanges, Recovery, Stuck
+from .intents import INTENTS
+
+log = logging.getLogger("s3memory")
+STUCK_RECHECK_SECONDS = 60.0
+
+
+def blocked(stuck: Stuck) -> CommandError:
+    """The answer to a command that touches a stuck change."""
+    src, err = stuck.intent.src.display, stuck.error
+    if stuck.transient:
+        return CommandError(fmt.storage_unavailable_partial(err.code, src), kind=err.kind, code=err.code)
+    return CommandError(fmt.change_blocked(err.code, src), kind=err.kind, code=err.code)
+
+
+class Recoverer:
+    def __init__(self, vault: Vault, changes: DirectoryChanges) -> None:
+        self.vault = vault
+        self.changes = changes
+        self.stuck: list[Stuck] = []
+        self._done = False  # looked (and completed what could be) since the last failure
+        self._recheck_at = 0.0
+
+    @property
+    def done(self) -> bool:
+        """True once interrupted changes were looked for (and nothing that may pass is left)."""
+        return self._done
+
+    def mark_clean(self) -> None:
+        """The caller has seen (in a listing of its own) that no intent record exists."""
+        self.stuck = []
+        self._done = True
+
+    def due(self) -> None:
+        """A directory change just failed half-way: look for records again before the next command."""
+        self._done = False
+
+    def ensure(self, *touched: MemoryPath, subtree: bool = False) -> None:
+        """Complete interrupted changes if it is time to; raise if the command touches a stuck one.
+
+        `touched`: the paths the command works on; `subtree`: it also works on everything below them.
+        """
+        if not self._done or (self.stuck and time.monotonic() >= self._recheck_at):
+            self.run()
+        for stuck in self.stuck:
+            if any(stuck.covers(path, subtree=subtree) for path in touched):
+                raise blocked(stuck)
+
+    def run(self, *, strict: bool = False) -> int:
+        """Look for intent records (1 LIST) and complete them; returns how many were completed.
+
+        `strict`: raise for the first change that is stuck (otherwise only its paths wait).
+        """
+        pending = self.vault.store.exists_under(self.vault.dir_prefix(INTENTS))
+        recovery = self.changes.recover() if pending else Recovery()
+        self.stuck = recovery.stuck
+        self._done = not any(stuck.transient for stuck in self.stuck)
+        self._recheck_at = time.monotonic() + STUCK_RECHECK_SECONDS
+        if recovery.done:
+            log.info("s3memory: completed %d interrupted change(s)", recovery.done)
+        if strict and self.stuck:
+            raise blocked(self.stuck[0])
+        return recovery.done

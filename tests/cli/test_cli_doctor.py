@@ -1,0 +1,103 @@
+"""`s3memory doctor` on moto: every capability probed, the scratch prefix removed, honest verdicts.
+
+moto enforces conditional PUT (create and If-Match) and conditional DeleteObject, but ignores
+the per-entry ETag of DeleteObjects and CopySourceIfMatch: the doctor must say so (it is the
+point of the command). The same probes run against MiniStack in tests/storage/test_endpoint.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import pytest
+
+from tests.support import BUCKET
+from tests.support.cli import run
+from tests.support.endpoint import ON_MOTO
+
+
+@pytest.mark.moto_only
+def test_doctor_json_on_moto(capsys: Any, env: Any, kms_key: str, monkeypatch: Any, s3: Any) -> None:
+    monkeypatch.setenv("S3MEMORY_KMS_KEY_ID", kms_key)
+    monkeypatch.delenv("S3MEMORY_LOCAL_KEY")
+    code, out, err = run(capsys, "doctor", "--json")
+    assert (code, err) == (0, "")
+    report = json.loads(out)
+    assert report["capabilities"] == {
+        "put_if_none_match": True,
+        "put_if_match": True,
+        "delete_if_match": True,
+        "delete_objects_if_match": False,
+        "copy_if_match": False,
+        "versioning": False,
+        "kms_context": True,
+        "kms_reencrypt": True,
+    }
+    assert report["safe"] is True
+    assert report["weaker"] == [
+        "batch deletes are checked one by one first: a file edited meanwhile can be lost",
+        "rewrap checks then copies: a concurrent write between the two can be overwritten",
+        "purge and history have one version per object only; an overwritten or deleted file is gone",
+    ]
+    assert s3.list_objects_v2(Bucket=BUCKET).get("KeyCount") == 0  # the scratch prefix is gone
+
+
+@pytest.mark.moto_only
+def test_doctor_table_says_what_is_ignored(capsys: Any, env: Any, s3: Any) -> None:
+    s3.put_bucket_versioning(Bucket=BUCKET, VersioningConfiguration={"Status": "Enabled"})
+    code, out, err = run(capsys, "doctor")
+    assert (code, err) == (0, "")
+    lines = out.splitlines()
+    assert lines[1:9] == [
+        "put_if_none_match        yes  create over an existing key: refused (412)",
+        "put_if_match             yes  replace of a changed version refused (412); of the current version done",
+        "delete_if_match          yes  delete of a changed version: refused (412)",
+        "delete_objects_if_match  NO   batch delete of a changed version: IGNORED (deleted it)",
+        "copy_if_match            NO   copy of a changed version: IGNORED (answered success)",
+        "versioning               yes  bucket versioning: Enabled",
+        "kms_context              NO   not checked: no KMS key configured (S3MEMORY_KMS_KEY_ID)",
+        "kms_reencrypt            NO   not checked: no KMS key configured (S3MEMORY_KMS_KEY_ID)",
+    ]
+    assert lines[9] == "checksums                yes  a PUT with the client's checksum settings works"
+    assert lines[10] == "safe: conditional creates and edits are enforced, so no update is lost and one create wins"
+    versions = s3.list_object_versions(Bucket=BUCKET)
+    assert versions.get("Versions", []) == []
+    assert versions.get("DeleteMarkers", []) == []
+
+
+def test_doctor_on_a_missing_bucket_is_a_configuration_error(capsys: Any, env: Any, monkeypatch: Any) -> None:
+    monkeypatch.setenv("S3MEMORY_BUCKET", "no-such-bucket-here")
+    assert run(capsys, "doctor") == (
+        2,
+        "",
+        "s3memory: error: the bucket does not exist (NoSuchBucket); "
+        "check S3MEMORY_BUCKET (--bucket) and S3MEMORY_REGION (--region)\n",
+    )
+
+
+@pytest.mark.skipif(ON_MOTO or os.environ.get("S3MEMORY_TEST_STORE") != "ministack", reason="MiniStack run only")
+def test_doctor_json_on_ministack(capsys: Any, env: Any, kms_key: str, monkeypatch: Any, s3: Any) -> None:
+    """MiniStack enforces every S3 condition; its KMS has no ReEncrypt."""
+    monkeypatch.setenv("S3MEMORY_KMS_KEY_ID", kms_key)
+    monkeypatch.delenv("S3MEMORY_LOCAL_KEY")
+    code, out, err = run(capsys, "doctor", "--json")
+    assert (code, err) == (0, "")
+    report = json.loads(out)
+    assert report["capabilities"] == {
+        "put_if_none_match": True,
+        "put_if_match": True,
+        "delete_if_match": True,
+        "delete_objects_if_match": True,
+        "copy_if_match": True,
+        "versioning": False,
+        "kms_context": True,
+        "kms_reencrypt": False,
+    }
+    assert report["safe"] is True
+    assert report["weaker"] == [
+        "purge and history have one version per object only; an overwritten or deleted file is gone",
+        "rewrap cannot move data keys inside KMS",
+    ]
+    assert s3.list_objects_v2(Bucket=BUCKET).get("KeyCount") == 0
