@@ -21,7 +21,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from s3memory.storage.capabilities import WEAKER
 from s3memory.storage.errors_table import translate
-from s3memory.storage.keys import encryption_context, install_log_filter
+from s3memory.storage.keys import encryption_context
+from s3memory.storage.log_filter import install_log_filter
 
 # The capabilities, in the order they are shown. The first two are what "safe" requires.
 NAMES = (
@@ -184,30 +185,37 @@ class Doctor:
         return status == "Enabled", f"bucket versioning: {status}"
 
     # -- KMS probes --
+    _PROBE_CONTEXT = encryption_context("doctor-probe")
+    _NO_KEY = (False, "not checked: no KMS key configured (S3MEMORY_KMS_KEY_ID)")
+
+    def _wrapped_probe_key(self) -> bytes:
+        made = self.kms.generate_data_key(
+            KeyId=self.kms_key_id, KeySpec="AES_256", EncryptionContext=self._PROBE_CONTEXT
+        )
+        return bytes(made["CiphertextBlob"])
+
     def _kms_context(self) -> tuple[bool, str]:
         if not self.kms_key_id:
-            return False, "not checked: no KMS key configured (S3MEMORY_KMS_KEY_ID)"
-        context = encryption_context("doctor-probe")
+            return self._NO_KEY
         try:
-            made = self.kms.generate_data_key(KeyId=self.kms_key_id, KeySpec="AES_256", EncryptionContext=context)
-            self.kms.decrypt(CiphertextBlob=made["CiphertextBlob"], EncryptionContext=context)
+            blob = self._wrapped_probe_key()
+            self.kms.decrypt(CiphertextBlob=blob, EncryptionContext=self._PROBE_CONTEXT)
         except ClientError as err:
             return False, f"GenerateDataKey/Decrypt with a context failed ({_code(err)})"
         try:
-            self.kms.decrypt(CiphertextBlob=made["CiphertextBlob"], EncryptionContext=encryption_context("other"))
+            self.kms.decrypt(CiphertextBlob=blob, EncryptionContext=encryption_context("other"))
         except ClientError:
             return True, "data keys open only with their agent's encryption context"
         return False, "Decrypt IGNORED the encryption context (another agent's context opened the key)"
 
     def _kms_reencrypt(self) -> tuple[bool, str]:
         if not self.kms_key_id:
-            return False, "not checked: no KMS key configured (S3MEMORY_KMS_KEY_ID)"
-        context = encryption_context("doctor-probe")
+            return self._NO_KEY
+        context = self._PROBE_CONTEXT
         try:
-            made = self.kms.generate_data_key(KeyId=self.kms_key_id, KeySpec="AES_256", EncryptionContext=context)
             self.kms.re_encrypt(
-                CiphertextBlob=made["CiphertextBlob"], SourceEncryptionContext=context, SourceKeyId=self.kms_key_id,
-                DestinationKeyId=self.kms_key_id, DestinationEncryptionContext=context,
+                CiphertextBlob=self._wrapped_probe_key(), SourceEncryptionContext=context,
+                SourceKeyId=self.kms_key_id, DestinationKeyId=self.kms_key_id, DestinationEncryptionContext=context,
             )  # fmt: skip
         except ClientError as err:
             return False, f"ReEncrypt failed ({_code(err)})"

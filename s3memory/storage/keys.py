@@ -7,7 +7,6 @@ makes about one KMS call per agent per window however many objects it writes or 
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
 import time
@@ -23,6 +22,7 @@ from s3memory.core.limits import DEFAULT_KEY_CACHE_OBJECTS, DEFAULT_KEY_CACHE_SE
 from s3memory.errors import IntegrityError, KeyMisconfigured, KeyUnavailable
 
 from .clients import client
+from .log_filter import install_log_filter
 
 if TYPE_CHECKING:
     from mypy_boto3_kms import KMSClient
@@ -49,34 +49,6 @@ _KMS_CLIENT_CONFIG_ERRORS = frozenset(
     {"NoCredentialsError", "PartialCredentialsError", "NoRegionError", "ProfileNotFound"}
 )
 _FLIGHT_STRIPES = 64
-
-
-class _NoPlaintextKeys(logging.Filter):
-    """botocore logs every response body at DEBUG, KMS's `Plaintext` data keys included. This filter
-    replaces such a record's text before any handler sees it; it never changes log levels."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        try:
-            message = record.getMessage()
-        except (TypeError, ValueError):
-            return True
-        if "Plaintext" in message:
-            record.msg = "Response body: [removed by s3memory: it holds a plaintext data key]"
-            record.args = ()
-        return True
-
-
-_LOG_FILTER = _NoPlaintextKeys()
-# botocore.parsers writes "Response body: ..." for every response (the only botocore logger that does).
-_BODY_LOGGERS = ("botocore.parsers",)
-
-
-def install_log_filter() -> None:
-    """Keep plaintext data keys out of botocore's DEBUG records (idempotent; done by every KMS user)."""
-    for name in _BODY_LOGGERS:
-        logger = logging.getLogger(name)
-        if _LOG_FILTER not in logger.filters:
-            logger.addFilter(_LOG_FILTER)
 
 
 def encryption_context(agent_id: str) -> dict[str, str]:

@@ -18,13 +18,20 @@ from tests.support.cli import run
 from tests.support.endpoint import ON_MOTO
 
 
-@pytest.mark.moto_only
-def test_doctor_json_on_moto(capsys: Any, env: Any, kms_key: str, monkeypatch: Any, s3: Any) -> None:
+def doctor_json(capsys: Any, kms_key: str, monkeypatch: Any, s3: Any) -> dict[str, Any]:
+    """`s3memory doctor --json` with a KMS key; checks it left nothing behind."""
     monkeypatch.setenv("S3MEMORY_KMS_KEY_ID", kms_key)
     monkeypatch.delenv("S3MEMORY_LOCAL_KEY")
     code, out, err = run(capsys, "doctor", "--json")
     assert (code, err) == (0, "")
-    report = json.loads(out)
+    assert s3.list_objects_v2(Bucket=BUCKET).get("KeyCount") == 0  # the scratch prefix is gone
+    report: dict[str, Any] = json.loads(out)
+    return report
+
+
+@pytest.mark.moto_only
+def test_doctor_json_on_moto(capsys: Any, env: Any, kms_key: str, monkeypatch: Any, s3: Any) -> None:
+    report = doctor_json(capsys, kms_key, monkeypatch, s3)
     assert report["capabilities"] == {
         "put_if_none_match": True,
         "put_if_match": True,
@@ -41,7 +48,6 @@ def test_doctor_json_on_moto(capsys: Any, env: Any, kms_key: str, monkeypatch: A
         "rewrap checks then copies: a concurrent write between the two can be overwritten",
         "purge and history have one version per object only; an overwritten or deleted file is gone",
     ]
-    assert s3.list_objects_v2(Bucket=BUCKET).get("KeyCount") == 0  # the scratch prefix is gone
 
 
 @pytest.mark.moto_only
@@ -80,11 +86,7 @@ def test_doctor_on_a_missing_bucket_is_a_configuration_error(capsys: Any, env: A
 @pytest.mark.skipif(ON_MOTO or os.environ.get("S3MEMORY_TEST_STORE") != "ministack", reason="MiniStack run only")
 def test_doctor_json_on_ministack(capsys: Any, env: Any, kms_key: str, monkeypatch: Any, s3: Any) -> None:
     """MiniStack enforces every S3 condition; its KMS has no ReEncrypt."""
-    monkeypatch.setenv("S3MEMORY_KMS_KEY_ID", kms_key)
-    monkeypatch.delenv("S3MEMORY_LOCAL_KEY")
-    code, out, err = run(capsys, "doctor", "--json")
-    assert (code, err) == (0, "")
-    report = json.loads(out)
+    report = doctor_json(capsys, kms_key, monkeypatch, s3)
     assert report["capabilities"] == {
         "put_if_none_match": True,
         "put_if_match": True,
@@ -100,4 +102,3 @@ def test_doctor_json_on_ministack(capsys: Any, env: Any, kms_key: str, monkeypat
         "purge and history have one version per object only; an overwritten or deleted file is gone",
         "rewrap cannot move data keys inside KMS",
     ]
-    assert s3.list_objects_v2(Bucket=BUCKET).get("KeyCount") == 0
