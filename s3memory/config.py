@@ -94,7 +94,7 @@ class Settings(StorageSettings):
     max_file_bytes: int = Field(defaults.DEFAULT_MAX_FILE_BYTES, gt=0)
     max_view_chars: int = Field(defaults.DEFAULT_MAX_VIEW_CHARS, ge=defaults.MIN_VIEW_CHARS)
     max_agent_bytes: int | None = Field(None, gt=0)
-    max_agent_files: int | None = Field(None, gt=0)
+    max_agent_files: int | None = Field(defaults.DEFAULT_MAX_AGENT_FILES, gt=0)
     guard: GuardMode = "block"
     key_cache_seconds: float = Field(defaults.DEFAULT_KEY_CACHE_SECONDS, gt=0)
     key_cache_objects: int = Field(defaults.DEFAULT_KEY_CACHE_OBJECTS, gt=0)

@@ -104,7 +104,11 @@ def _check_input(input: object) -> None:
 
 
 class S3MemoryTool(BetaAbstractMemoryTool):
-    """Claude's memory tool (`memory_20250818`) on envelope-encrypted S3, one prefix per agent."""
+    """Claude's memory tool (`memory_20250818`) on envelope-encrypted S3, one prefix per agent.
+
+    The tool owns a thread pool for parallel S3 requests: call `close()` when done with it, or
+    use it as a context manager (`with S3MemoryTool(...) as tool:`), which closes it on exit.
+    """
 
     def __init__(
         self,
@@ -131,6 +135,7 @@ class S3MemoryTool(BetaAbstractMemoryTool):
         return cls(agent_id=agent_id, **{**settings_kwargs(Settings(), agent_id), **overrides})  # type: ignore[call-arg]
 
     def close(self) -> None:
+        """Stop the tool's worker threads (waiting for requests under way). Idempotent."""
         self._executor.shutdown(wait=True)
 
     def __enter__(self) -> S3MemoryTool:
@@ -176,7 +181,10 @@ class S3MemoryTool(BetaAbstractMemoryTool):
 
 
 class AsyncS3MemoryTool(BetaAsyncAbstractMemoryTool):
-    """The async variant: same constructor, the same `Memory` run in a worker thread."""
+    """The async variant: same constructor, the same `Memory` run in a worker thread.
+
+    Call `close()` when done, or use `async with AsyncS3MemoryTool(...) as tool:` (or plain `with`).
+    """
 
     def __init__(self, **kwargs: Any) -> None:
         cache_control = kwargs.pop("cache_control", None)
@@ -188,7 +196,20 @@ class AsyncS3MemoryTool(BetaAsyncAbstractMemoryTool):
         return cls(agent_id=agent_id, **{**settings_kwargs(Settings(), agent_id), **overrides})  # type: ignore[call-arg]
 
     def close(self) -> None:
+        """Stop the tool's worker threads (waiting for requests under way). Idempotent."""
         self._executor.shutdown(wait=True)
+
+    def __enter__(self) -> AsyncS3MemoryTool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> AsyncS3MemoryTool:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await anyio.to_thread.run_sync(self.close)  # shutdown waits: keep it off the event loop
 
     async def _call(self, fn: Callable[..., str], *args: object) -> str:
         return await anyio.to_thread.run_sync(functools.partial(_run, fn, *args))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import shutil
 import stat
 import tarfile
 from collections.abc import Callable, Sequence
@@ -24,6 +25,7 @@ DIR_MODE = 0o700
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _NEW_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 TAR_SUFFIXES = (".tar.gz", ".tgz", ".tar")
+_CHUNK = 64 * 1024
 
 
 def is_tarball(path: Path) -> bool:
@@ -171,23 +173,32 @@ def _constant(data: bytes) -> Callable[[], bytes]:
     return lambda: data
 
 
-def read_tarball(path: Path, max_bytes: int) -> tuple[list[LocalFile], list[Unreadable]]:
-    """Regular-file members of a tarball, read into memory (members over `max_bytes` are not read)."""
+def read_tarball(path: Path, max_bytes: int, spool: Path) -> tuple[list[LocalFile], list[Unreadable]]:
+    """Regular-file members of a tarball. Each member is streamed, one at a time and in chunks,
+    into a file of its own under `spool` (a private temporary directory the caller removes), and
+    read from there when its turn comes: memory holds one member at most, however large the
+    tarball (a compressed tarball cannot be read out of order without decompressing it again).
+    Members over `max_bytes` are not copied."""
     files: list[LocalFile] = []
     skipped: list[Unreadable] = []
     with tarfile.open(path) as tar:
-        for member in tar:
+        for number, member in enumerate(tar):
             name = member.name.removeprefix("./")
             if member.isdir():
                 continue
             if not member.isfile():
                 skipped.append(Unreadable(name, "it is not a regular file (links are not followed)"))
                 continue
-            data = b""
+            load = _constant(b"")
             if member.size <= max_bytes:
                 handle = tar.extractfile(member)
-                data = handle.read() if handle is not None else b""
-            files.append(LocalFile(name, member.size, _constant(data)))
+                if handle is not None:
+                    copy = spool / f"{number}.member"
+                    fd = os.open(copy, _NEW_FILE_FLAGS, FILE_MODE)
+                    with os.fdopen(fd, "wb") as out:
+                        shutil.copyfileobj(handle, out, _CHUNK)
+                    load = _reader(copy)
+            files.append(LocalFile(name, member.size, load))
     files.sort(key=lambda f: f.rel)
     skipped.sort(key=lambda s: s.rel)
     return files, skipped

@@ -110,10 +110,13 @@ class ImportReport:
         return sum(p.size for p in self.written)
 
 
-def local_source(source: Path, max_bytes: int) -> tuple[list[LocalFile], list[Unreadable]]:
-    """Files to import from a directory or a tarball; a `memories/` folder in it is the memory root."""
+def local_source(source: Path, max_bytes: int, spool: Path) -> tuple[list[LocalFile], list[Unreadable]]:
+    """Files to import from a directory or a tarball; a `memories/` folder in it is the memory root.
+
+    A tarball's members are streamed into `spool`, a private temporary directory the caller removes.
+    """
     if source.is_file() and is_tarball(source):
-        files, skipped = read_tarball(source, max_bytes)
+        files, skipped = read_tarball(source, max_bytes, spool)
         prefix = MEMORIES + "/"
         if any(f.rel.startswith(prefix) for f in files):
             files = [LocalFile(f.rel[len(prefix) :], f.size, f.load) for f in files if f.rel.startswith(prefix)]

@@ -11,6 +11,7 @@ import contextlib
 import os
 import secrets
 import stat
+import tempfile
 import time
 from pathlib import Path
 
@@ -156,10 +157,10 @@ def run_import(args: argparse.Namespace) -> int:
     if not source.exists():
         raise UsageError(f"{escape_for_display(str(source))} does not exist")
     started = time.monotonic()
-    with connect(args) as ctx:
+    with connect(args) as ctx, tempfile.TemporaryDirectory(prefix="s3memory-import-") as spool:
         s = ctx.full
         try:
-            files, unreadable = local_source(source, s.max_file_bytes)
+            files, unreadable = local_source(source, s.max_file_bytes, Path(spool))
         except OSError as err:
             raise Failed(
                 f"cannot read {escape_for_display(str(source))}: {err.strerror or type(err).__name__}"

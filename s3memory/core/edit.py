@@ -70,14 +70,64 @@ def view_slice(text: str, display: str, view_range: object = None) -> Slice:
     return Slice(start, lines[start - 1 : stop], n)
 
 
+MAX_LINES_SHOWN = 20
+
+
+@dataclass(frozen=True)
+class Occurrences:
+    lines: list[int]  # 1-indexed line of the start of each occurrence, at most `limit` of them
+    total: int  # every occurrence, overlapping ones included
+
+
+def find_occurrences(text: str, needle: str, limit: int | None = None) -> Occurrences:
+    """Where `needle` occurs in `text` (overlapping occurrences count), in linear time.
+
+    Line numbers come from a running newline count (never a rescan from the start), and only the
+    first `limit` are kept; the rest are only counted, at C speed when the needle cannot overlap
+    itself.
+    """
+    lines: list[int] = []
+    line, counted_to = 1, 0
+    pos = text.find(needle) if needle else -1
+    total = 0
+    while pos != -1:
+        total += 1
+        if limit is not None and len(lines) >= limit:
+            return Occurrences(lines, total - 1 + _count_from(text, needle, pos))
+        line += text.count("\n", counted_to, pos)
+        counted_to = pos
+        lines.append(line)
+        pos = text.find(needle, pos + 1)
+    return Occurrences(lines, total)
+
+
+def _count_from(text: str, needle: str, start: int) -> int:
+    """Occurrences of `needle` in `text[start:]`, overlapping ones included."""
+    if not _overlaps_itself(needle):
+        return text.count(needle, start)
+    count, pos = 0, text.find(needle, start)
+    while pos != -1:
+        count += 1
+        pos = text.find(needle, pos + 1)
+    return count
+
+
+def _overlaps_itself(needle: str) -> bool:
+    """True if a proper prefix of `needle` is also its suffix ("aa", "abab"): KMP's failure function, O(len)."""
+    border = [0] * len(needle)
+    k = 0
+    for i in range(1, len(needle)):
+        while k and needle[i] != needle[k]:
+            k = border[k - 1]
+        if needle[i] == needle[k]:
+            k += 1
+        border[i] = k
+    return bool(needle) and border[-1] > 0
+
+
 def occurrence_lines(text: str, needle: str) -> list[int]:
     """1-indexed line of the start of every occurrence of `needle`, overlapping ones included."""
-    found: list[int] = []
-    pos = text.find(needle)
-    while pos != -1:
-        found.append(text.count("\n", 0, pos) + 1)
-        pos = text.find(needle, pos + 1)
-    return found
+    return find_occurrences(text, needle).lines
 
 
 @dataclass(frozen=True)
@@ -89,11 +139,12 @@ class Replacement:
 
 def replace_unique(text: str, old: str, new: str, display: str) -> Replacement:
     """Replace the single occurrence of `old`; raise `CommandError` if it is absent or repeated."""
-    where = occurrence_lines(text, old) if old else []
+    found = find_occurrences(text, old, MAX_LINES_SHOWN)
+    where = found.lines
     if not where:
         raise CommandError(fmt.not_found_old_str(old, display))
-    if len(where) > 1:
-        raise CommandError(fmt.multiple_old_str(old, where))
+    if found.total > 1:
+        raise CommandError(fmt.multiple_old_str(old, where, found.total))
     pos = text.find(old)
     result = text[:pos] + new + text[pos + len(old) :]
     first_changed = where[0]

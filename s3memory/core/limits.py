@@ -14,6 +14,8 @@ MIN_VIEW_CHARS = 1000
 # The data-key window of a process: one key serves at most this long and this many objects.
 DEFAULT_KEY_CACHE_SECONDS = 300.0
 DEFAULT_KEY_CACHE_OBJECTS = 1000
+# Files per agent unless configured otherwise: bounds what a listing of one agent can cost.
+DEFAULT_MAX_AGENT_FILES = 10_000
 DEFAULT_MAX_WORKERS = 16
 MAX_WORKERS = 256
 # The model `s3memory chat`, the Lambda example and the docs use unless told otherwise. Defined
@@ -30,4 +32,4 @@ class Limits:
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
     max_view_chars: int = DEFAULT_MAX_VIEW_CHARS
     max_agent_bytes: int | None = None
-    max_agent_files: int | None = None
+    max_agent_files: int | None = DEFAULT_MAX_AGENT_FILES

@@ -134,8 +134,13 @@ def not_found_old_str(old_str: str, display: str) -> str:
     return f"No replacement was performed, old_str `{old_str}` did not appear verbatim in {display}."
 
 
-def multiple_old_str(old_str: str, line_numbers: Sequence[int]) -> str:
-    lines = ", ".join(str(n) for n in line_numbers)
+def multiple_old_str(old_str: str, line_numbers: Sequence[int], total: int | None = None) -> str:
+    """`line_numbers`: the first occurrences' lines (at most 20 are shown); `total`: all of them."""
+    total = len(line_numbers) if total is None else total
+    shown = list(line_numbers[:20])
+    lines = ", ".join(str(n) for n in shown)
+    if total > len(shown):
+        lines += f", and {total - len(shown):,} more"
     return (
         f"No replacement was performed. Multiple occurrences of old_str `{old_str}` in lines: {lines}. "
         "Please ensure it is unique"

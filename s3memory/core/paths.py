@@ -14,6 +14,9 @@ from s3memory.errors import InvalidPath
 ROOT = "/memories"
 MAX_KEY_BYTES = 1024
 MAX_SEGMENT_BYTES = 255
+# Segments below /memories. Creating below new directories checks every ancestor (one request
+# each, in parallel), so depth bounds what one command can cost.
+MAX_DEPTH = 32
 # Bookkeeping objects (intent records) live under this first segment inside the agent's
 # prefix, so the IAM grant on the prefix covers them; the model can never address them.
 RESERVED_SEGMENT = ".s3memory"
@@ -140,6 +143,8 @@ def parse(raw: object, *, key_root: str = "", reserved_ok: bool = False) -> Memo
     if body == "":
         return MemoryPath()
     segments = tuple(body[1:].split("/"))
+    if len(segments) > MAX_DEPTH:
+        raise _invalid(raw, f"it is deeper than {MAX_DEPTH} levels")
     for seg in segments:
         if seg == "":
             raise _invalid(raw, "it contains an empty segment")

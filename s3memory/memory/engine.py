@@ -66,7 +66,7 @@ class Memory:
         self.policy = WritePolicy(limits, guard, self.lister, vault.space)
         self.changes = DirectoryChanges(vault, executor)
         self.placement = Placement(vault, executor)
-        self.recovery = Recoverer(vault, self.changes)
+        self.recovery = Recoverer(vault, self.changes, self.policy.counted)
         self.looker = Looker(vault, self.lister, self.placement, self.recovery)
 
     # -- plumbing --
@@ -118,6 +118,7 @@ class Memory:
             self._begin(path)
             self.placement.check(path, fmt.already_exists(path.display))
             writes.create(self.vault, path, self.policy.content(path, text, 0, True))
+        self.policy.created()
         self.placement.remember(path.ancestors())
         return fmt.created(path.display)
 
@@ -162,11 +163,13 @@ class Memory:
             key = self.vault.key(path)
             if self.placement.is_file(path):
                 self.vault.store.delete(key)
+                self.policy.deleted()
                 return fmt.deleted(path.display)
             listing = self.placement.listing(path)
             if not listing:
                 raise CommandError(fmt.does_not_exist(path.display))
         self.placement.forget()
+        self.policy.counted(None)  # count again: the delete may keep files edited meanwhile
         with self._failures(path.display, partial=True):
             self.changes.delete_dir(path, listing)
         return fmt.deleted(path.display)

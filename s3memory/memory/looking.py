@@ -13,12 +13,11 @@ from s3memory.core import messages as fmt
 from s3memory.core.paths import MemoryPath
 from s3memory.core.tree import Entry
 from s3memory.errors import CommandError, NotFound
-from s3memory.storage.listing import Lister, complete_before
+from s3memory.storage.listing import Lister
 from s3memory.storage.vault import Vault
 
-from .intents import INTENTS
 from .placement import Placement
-from .recovery import Recoverer
+from .recovery import Recoverer, scan_root
 
 ROOT = MemoryPath()
 
@@ -61,10 +60,9 @@ class Looker:
             self.recovery.ensure(ROOT)
             return self._seen(ROOT, self.lister.entries(self.vault.root) or [])
         page, token = self.vault.store.list_page(self.vault.root)
-        marker = self.vault.dir_prefix(INTENTS)
-        last = page.objects[-1].key if page.objects else ""
-        has_records = any(obj.key.startswith(marker) for obj in page.objects)
-        if not has_records and (token is None or complete_before(marker, last)):
+        scan = scan_root(self.vault, page, token)
+        self.recovery.counted(scan.files)
+        if scan.has_records is False:
             self.recovery.mark_clean()
             return self._seen(ROOT, self.lister.entries_from(self.vault.root, page, token) or [])
         self.recovery.ensure(ROOT)  # complete them first, then list what they left

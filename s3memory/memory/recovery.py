@@ -12,10 +12,14 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from s3memory.core import messages as fmt
 from s3memory.core.paths import MemoryPath
 from s3memory.errors import CommandError
+from s3memory.storage.listing import complete_before
+from s3memory.storage.store import Page
 from s3memory.storage.vault import Vault
 
 from .dir_changes import DirectoryChanges, Recovery, Stuck
@@ -33,10 +37,34 @@ def blocked(stuck: Stuck) -> CommandError:
     return CommandError(fmt.change_blocked(err.code, src), kind=err.kind, code=err.code)
 
 
+@dataclass(frozen=True)
+class RootScan:
+    """What one page of the agent's root listing says: whether intent records exist (None: not
+    sure, the page ended before their place) and how many memory files there are (None: more
+    than the page holds)."""
+
+    has_records: bool | None
+    files: int | None
+
+
+def scan_root(vault: Vault, page: Page, token: str | None) -> RootScan:
+    marker = vault.dir_prefix(INTENTS)
+    last = page.objects[-1].key if page.objects else ""
+    if any(obj.key.startswith(marker) for obj in page.objects):
+        has_records: bool | None = True
+    else:
+        has_records = False if token is None or complete_before(marker, last) else None
+    files = sum(not vault.space.is_bookkeeping(obj.key) for obj in page.objects) if token is None else None
+    return RootScan(has_records, files)
+
+
 class Recoverer:
-    def __init__(self, vault: Vault, changes: DirectoryChanges) -> None:
+    def __init__(
+        self, vault: Vault, changes: DirectoryChanges, counted: Callable[[int | None], None] = lambda _: None
+    ) -> None:
         self.vault = vault
         self.changes = changes
+        self.counted = counted  # told the file count the root listing saw
         self.stuck: list[Stuck] = []
         self._done = False  # looked (and completed what could be) since the last failure
         self._recheck_at = 0.0
@@ -67,11 +95,17 @@ class Recoverer:
                 raise blocked(stuck)
 
     def run(self, *, strict: bool = False) -> int:
-        """Look for intent records (1 LIST) and complete them; returns how many were completed.
+        """Look for intent records (1 LIST of the agent's root, which also counts its files when
+        they fit in one page) and complete them; returns how many were completed.
 
         `strict`: raise for the first change that is stuck (otherwise only its paths wait).
         """
-        pending = self.vault.store.exists_under(self.vault.dir_prefix(INTENTS))
+        page, token = self.vault.store.list_page(self.vault.root)
+        scan = scan_root(self.vault, page, token)
+        self.counted(scan.files)
+        pending = scan.has_records
+        if pending is None:
+            pending = self.vault.store.exists_under(self.vault.dir_prefix(INTENTS))
         recovery = self.changes.recover() if pending else Recovery()
         self.stuck = recovery.stuck
         self._done = not any(stuck.transient for stuck in self.stuck)

@@ -101,12 +101,14 @@ class Lister:
             dirs.extend(sub_dirs)
         return tree.entries(files, dirs)
 
-    def usage(self, space: AgentKeyspace) -> tuple[int, int]:
-        """(plaintext bytes, files) stored for an agent, bookkeeping objects excluded."""
+    def usage(self, space: AgentKeyspace, *, names: bool = False) -> tuple[int, int]:
+        """(plaintext bytes, files) stored for an agent, bookkeeping objects excluded. With `names`,
+        each file also counts its path below the agent (UTF-8), as the byte quota does."""
         total = count = 0
         for page in self.store.iter_pages(space.root):
             for obj in page.objects:
                 if not space.is_bookkeeping(obj.key):
                     total += plaintext_size(obj.size)
+                    total += len(obj.key[len(space.root) :].encode("utf-8")) if names else 0
                     count += 1
         return total, count

@@ -379,7 +379,7 @@ def test_quota_counts_only_own_files(s3: Any, make_tool: Callable[..., Any]) -> 
         "Delete or merge files first. Nothing was changed."
     )
     assert err(ann, command="str_replace", path="/memories/a.md", old_str="y" * 100, new_str="z" * 151) == (
-        "Error: Cannot write /memories/a.md: memory would hold 251 bytes, over the limit of "
+        "Error: Cannot write /memories/a.md: memory would hold 259 bytes, over the limit of "
         "250 bytes for this agent. Delete or shorten files first. Nothing was changed."
     )
 

@@ -185,3 +185,16 @@ async def test_async_tool_runner_end_to_end(atool: AsyncS3MemoryTool, s3: Any) -
     assert await atool.call({"command": "view", "path": "/memories/notes.md"}) == (
         "Here's the content of /memories/notes.md with line numbers:\n     1\tBuy oat milk\n     2\tCall Ann"
     )
+
+
+async def test_the_async_tool_is_an_async_and_a_sync_context_manager(s3: Any) -> None:
+    async with AsyncS3MemoryTool(
+        bucket=BUCKET, agent_id="ctx", keys=LocalKeys(LOCAL_KEY), s3_client=s3, prefix="agents/"
+    ) as tool:
+        assert await tool.call({"command": "create", "path": "/memories/a.md", "file_text": "a"}) == (
+            "File created successfully at: /memories/a.md"
+        )
+    assert tool._executor._shutdown
+    with AsyncS3MemoryTool(bucket=BUCKET, agent_id="ctx", keys=LocalKeys(LOCAL_KEY), s3_client=s3) as sync_tool:
+        pass
+    assert sync_tool._executor._shutdown
