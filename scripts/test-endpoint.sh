@@ -10,6 +10,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=.venv/bin
 store=${1:-ministack}
+case "$store" in
+  ministack|localstack) ;;
+  *) echo "test-endpoint: unknown store '$store' (ministack or localstack)"; exit 2 ;;
+esac
 MINISTACK_VERSION=1.5.33
 MINISTACK_VENV=.venv-ministack
 suites=(tests/memory tests/storage tests/reliability tests/cli tests/admin)
@@ -31,7 +35,6 @@ case "$store" in
     command -v localstack >/dev/null || { echo "test-endpoint: LocalStack is not installed (pip install localstack-core)"; exit 2; }
     GATEWAY_LISTEN=127.0.0.1:$port SERVICES=s3,kms,sts localstack start --host >"$work/server.log" 2>&1 &
     health="http://127.0.0.1:$port/_localstack/health" ;;
-  *) echo "test-endpoint: unknown store '$store' (ministack or localstack)"; exit 2 ;;
 esac
 server=$!
 stop() {
