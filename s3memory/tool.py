@@ -7,7 +7,7 @@ Both are thin: every command is `Memory`'s method, with `CommandError` re-raised
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +18,7 @@ from anthropic.types.beta import (
     BetaMemoryTool20250818CreateCommand,
     BetaMemoryTool20250818DeleteCommand,
     BetaMemoryTool20250818InsertCommand,
+    BetaMemoryTool20250818Param,
     BetaMemoryTool20250818RenameCommand,
     BetaMemoryTool20250818StrReplaceCommand,
     BetaMemoryTool20250818ViewCommand,
@@ -86,6 +87,33 @@ def settings_kwargs(settings: Settings, agent_id: str | None = None) -> dict[str
     }
 
 
+DEFINITION_FIELDS = ("allowed_callers", "defer_loading", "strict", "input_examples")
+
+
+def definition_fields(
+    allowed_callers: Sequence[str] | None = None,
+    defer_loading: bool | None = None,
+    strict: bool | None = None,
+    input_examples: Sequence[Mapping[str, object]] | None = None,
+) -> dict[str, Any]:
+    """The optional fields of the memory tool definition, exactly those given, checked."""
+    fields: dict[str, Any] = {}
+    if allowed_callers is not None:
+        if isinstance(allowed_callers, str) or not all(isinstance(c, str) for c in allowed_callers):
+            raise TypeError("allowed_callers must be a list of strings, e.g. ['direct']")
+        fields["allowed_callers"] = list(allowed_callers)
+    for name, flag in (("defer_loading", defer_loading), ("strict", strict)):
+        if flag is not None:
+            if not isinstance(flag, bool):
+                raise TypeError(f"{name} must be True or False")
+            fields[name] = flag
+    if input_examples is not None:
+        if not all(isinstance(example, Mapping) for example in input_examples):
+            raise TypeError("input_examples must be a list of dicts (memory tool inputs)")
+        fields["input_examples"] = [dict(example) for example in input_examples]
+    return fields
+
+
 def _run(fn: Callable[..., str], *args: object) -> str:
     try:
         return fn(*args)
@@ -122,12 +150,24 @@ class S3MemoryTool(BetaAbstractMemoryTool):
         guard: Guard | GuardMode = "block",
         max_workers: int = DEFAULT_MAX_WORKERS,
         cache_control: BetaCacheControlEphemeralParam | None = None,
+        allowed_callers: Sequence[str] | None = None,
+        defer_loading: bool | None = None,
+        strict: bool | None = None,
+        input_examples: Sequence[Mapping[str, object]] | None = None,
     ) -> None:
+        """`cache_control`, `allowed_callers`, `defer_loading`, `strict` and `input_examples` are the
+        tool definition's optional fields: `to_dict()` sends exactly the ones given."""
         super().__init__(cache_control=cache_control)
+        self._definition = definition_fields(allowed_callers, defer_loading, strict, input_examples)
         self.memory, self._executor = build_memory(
             bucket=bucket, agent_id=agent_id, keys=keys, s3_client=s3_client, prefix=prefix,
             limits=limits, guard=guard, max_workers=max_workers,
         )  # fmt: skip
+
+    def to_dict(self) -> BetaMemoryTool20250818Param:
+        param = super().to_dict()
+        param.update(self._definition)  # type: ignore[typeddict-item]
+        return param
 
     @classmethod
     def from_env(cls, agent_id: str, **overrides: Any) -> S3MemoryTool:
@@ -189,7 +229,13 @@ class AsyncS3MemoryTool(BetaAsyncAbstractMemoryTool):
     def __init__(self, **kwargs: Any) -> None:
         cache_control = kwargs.pop("cache_control", None)
         super().__init__(cache_control=cache_control)
+        self._definition = definition_fields(**{name: kwargs.pop(name, None) for name in DEFINITION_FIELDS})
         self.memory, self._executor = build_memory(**kwargs)
+
+    def to_dict(self) -> BetaMemoryTool20250818Param:
+        param = super().to_dict()
+        param.update(self._definition)  # type: ignore[typeddict-item]
+        return param
 
     @classmethod
     def from_env(cls, agent_id: str, **overrides: Any) -> AsyncS3MemoryTool:
