@@ -98,6 +98,7 @@ class Settings(StorageSettings):
     guard: GuardMode = "block"
     key_cache_seconds: float = Field(defaults.DEFAULT_KEY_CACHE_SECONDS, gt=0)
     key_cache_objects: int = Field(defaults.DEFAULT_KEY_CACHE_OBJECTS, gt=0)
+    log_paths: bool = Field(False, description="put each command's memory path in its log record")
 
     @model_validator(mode="after")
     def _one_key_source(self) -> Settings:

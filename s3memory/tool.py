@@ -57,6 +57,7 @@ def build_memory(
     limits: Limits | None = None,
     guard: Guard | GuardMode = "block",
     max_workers: int = DEFAULT_MAX_WORKERS,
+    log_paths: bool = False,
 ) -> tuple[Memory, ThreadPoolExecutor]:
     """The command engine and its worker pool, as the tool classes use them."""
     if not isinstance(keys, Keys):
@@ -67,7 +68,7 @@ def build_memory(
     vault = Vault(store, keys, agent_id, prefix)
     executor = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="s3memory")
     scanner = SecretGuard(guard) if isinstance(guard, str) else guard
-    return Memory(vault, executor, limits or Limits(), scanner), executor
+    return Memory(vault, executor, limits or Limits(), scanner, log_paths=log_paths), executor
 
 
 def settings_kwargs(settings: Settings, agent_id: str | None = None) -> dict[str, Any]:
@@ -84,6 +85,7 @@ def settings_kwargs(settings: Settings, agent_id: str | None = None) -> dict[str
         "limits": settings.limits(),
         "guard": settings.guard,
         "max_workers": settings.max_workers,
+        "log_paths": settings.log_paths,
     }
 
 
@@ -149,6 +151,7 @@ class S3MemoryTool(BetaAbstractMemoryTool):
         limits: Limits | None = None,
         guard: Guard | GuardMode = "block",
         max_workers: int = DEFAULT_MAX_WORKERS,
+        log_paths: bool = False,
         cache_control: BetaCacheControlEphemeralParam | None = None,
         allowed_callers: Sequence[str] | None = None,
         defer_loading: bool | None = None,
@@ -161,7 +164,7 @@ class S3MemoryTool(BetaAbstractMemoryTool):
         self._definition = definition_fields(allowed_callers, defer_loading, strict, input_examples)
         self.memory, self._executor = build_memory(
             bucket=bucket, agent_id=agent_id, keys=keys, s3_client=s3_client, prefix=prefix,
-            limits=limits, guard=guard, max_workers=max_workers,
+            limits=limits, guard=guard, max_workers=max_workers, log_paths=log_paths,
         )  # fmt: skip
 
     def to_dict(self) -> BetaMemoryTool20250818Param:

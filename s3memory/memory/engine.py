@@ -12,21 +12,22 @@ import functools
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future, wait
 from contextlib import contextmanager
-from typing import ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 from s3memory.core import edit, render
 from s3memory.core import messages as fmt
 from s3memory.core.edit import require_str
 from s3memory.core.guard import Guard
 from s3memory.core.limits import Limits
-from s3memory.core.paths import ROOT, MemoryPath
+from s3memory.core.paths import ROOT, MemoryPath, escape_for_display
 from s3memory.core.tree import Entry
 from s3memory.errors import AccessDenied, CommandError, IntegrityError, KeyUnavailable, NotFound, StorageError
+from s3memory.storage.concurrency import submit
 from s3memory.storage.listing import Lister
 from s3memory.storage.store import ObjectInfo
 from s3memory.storage.vault import Vault
 
-from . import explain, writes
+from . import explain, observe, writes
 from .dir_changes import DirectoryChanges
 from .looking import Looker
 from .moves import move_file
@@ -40,17 +41,23 @@ P = ParamSpec("P")
 
 def detached(method: Callable[P, T]) -> Callable[P, T]:
     """Public entry points raise `CommandError` with no chained exception and no inner traceback:
-    the chain would lead to botocore errors (bucket, key, principal ARN) or to decrypted bytes."""
+    the chain would lead to botocore errors (bucket, key, principal ARN) or to decrypted bytes.
+
+    Each is also one observed command (see `observe`): one log record with its costs and outcome.
+    """
 
     @functools.wraps(method)
     def run(*args: P.args, **kwargs: P.kwargs) -> T:
-        try:
-            return method(*args, **kwargs)
-        except CommandError as err:
-            failure = err
-        failure.__cause__ = failure.__context__ = None
-        failure.__suppress_context__ = True
-        raise failure.with_traceback(None)
+        memory: Any = args[0]
+        shown = escape_for_display(str(args[1])) if memory.log_paths and len(args) > 1 else None
+        with observe.command(method.__name__, memory.vault.agent_id, shown):
+            try:
+                return method(*args, **kwargs)
+            except CommandError as err:
+                failure = err
+            failure.__cause__ = failure.__context__ = None
+            failure.__suppress_context__ = True
+            raise failure.with_traceback(None)
 
     return run
 
@@ -58,8 +65,14 @@ def detached(method: Callable[P, T]) -> Callable[P, T]:
 class Memory:
     """Command semantics for one agent."""
 
-    def __init__(self, vault: Vault, executor: Executor, limits: Limits, guard: Guard) -> None:
+    def __init__(
+        self, vault: Vault, executor: Executor, limits: Limits, guard: Guard, *, log_paths: bool = False
+    ) -> None:
         self.vault = vault
+        self.log_paths = log_paths  # put the command's path in its log record (off: paths are data)
+        observe.attach(vault.store.s3)
+        for client in vault.keys.clients():
+            observe.attach(client)
         self.executor = executor
         self.limits = limits
         self.lister = Lister(vault.store, executor)
@@ -184,7 +197,7 @@ class Memory:
         with self._failures(old.display):
             self._begin(old, new, subtree=True)
             # Read the source while checking the destination: one round trip for both.
-            reading = self.executor.submit(self.vault.read, old)
+            reading = submit(self.executor, self.vault.read, old)
             placed = self._placed(new, reading)
             try:
                 text, etag = reading.result()

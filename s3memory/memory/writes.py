@@ -20,6 +20,7 @@ from s3memory.core.paths import MemoryPath
 from s3memory.errors import CommandError, ConditionalConflict, NotFound, PreconditionFailed
 from s3memory.storage.vault import Vault
 
+from . import observe
 from .policy import WritePolicy
 
 log = logging.getLogger("s3memory")
@@ -43,6 +44,7 @@ class Backoff:
         delay = _jitter.uniform(0.0, min(BACKOFF_CAP, BACKOFF_BASE * 2**self.attempt))
         delay = min(delay, BACKOFF_BUDGET - self.waited)
         self.attempt += 1
+        observe.count("retries")
         if delay > 0:
             self.waited += delay
             self.sleep(delay)

@@ -8,6 +8,7 @@ worker count in flight, so a listing of a million keys never becomes a million f
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ThreadPoolExecutor, wait
 from typing import TypeVar
@@ -16,9 +17,15 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
+def submit(executor: Executor, fn: Callable[..., R], *args: object) -> Future[R]:
+    """`executor.submit`, running `fn` in a copy of the caller's context (context variables, such as
+    the command whose requests are being counted, follow the work into the worker thread)."""
+    return executor.submit(contextvars.copy_context().run, fn, *args)
+
+
 def run_all(executor: Executor, fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
     """`[fn(item) for item in items]` on `executor`; waits for all, then raises the first failure."""
-    futures = [executor.submit(fn, item) for item in items]
+    futures = [submit(executor, fn, item) for item in items]
     results: list[R] = []
     error: BaseException | None = None
     for future in futures:

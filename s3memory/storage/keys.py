@@ -153,6 +153,10 @@ class Keys:
                 self._remember(agent_id, provider, wrapped, plaintext, now)
             return plaintext
 
+    def clients(self) -> list[Any]:
+        """The boto3 clients this provider calls (none for local keys), e.g. to count their requests."""
+        return []
+
     def clear(self) -> None:
         with self._lock:
             self._current.clear()
@@ -224,6 +228,9 @@ class KmsKeys(Keys):
 
     def __repr__(self) -> str:
         return f"KmsKeys(key_id={self.key_id!r})"
+
+    def clients(self) -> list[Any]:
+        return [self._kms]
 
     def _generate(self, agent_id: str) -> DataKey:
         try:

@@ -17,6 +17,7 @@ from s3memory.core import tree
 from s3memory.core.envelope import plaintext_size
 from s3memory.core.tree import Entry
 
+from .concurrency import run_all
 from .keyspace import AgentKeyspace
 from .store import ObjectInfo, ObjectStore, Page
 
@@ -96,7 +97,7 @@ class Lister:
         files.extend(f for f in first_files if len(f[0]) > 1 and f[0][0] in done)
         dirs.extend(d for d in first_dirs if len(d) > 1 and d[0] in done)
         pending = [d for d in shown if d[0] not in done]
-        for sub_files, sub_dirs in self.executor.map(lambda d: self._level(prefix + d[0] + "/", d), pending):
+        for sub_files, sub_dirs in run_all(self.executor, lambda d: self._level(prefix + d[0] + "/", d), pending):
             files.extend(sub_files)
             dirs.extend(sub_dirs)
         return tree.entries(files, dirs)
