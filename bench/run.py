@@ -100,6 +100,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.no_write:
         RESULTS.write_text(text, encoding="utf-8")
         print(f"[bench] wrote {RESULTS}", file=sys.stderr)
+        if not args.quick:
+            report.update_docs(text, _HERE.parent / "docs" / "performance.md")
+            print("[bench] updated docs/performance.md", file=sys.stderr)
     print(text)
     return 0
 

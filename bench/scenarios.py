@@ -24,6 +24,7 @@ from botocore.config import Config
 from moto import mock_aws
 
 from bench import trace
+from bench.competent import CompetentMemory
 from bench.latency import Meter, Phase, calls_in
 from bench.naive import NaiveError, NaiveMemory
 from s3memory import KmsKeys, S3MemoryTool
@@ -99,6 +100,12 @@ def _replay(meter: Meter, steps: list[trace.Step], call: Callable[[dict[str, Any
     }
 
 
+def _percentile(values: list[float], p: int) -> float:
+    """The p-th percentile (nearest rank) of `values`."""
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)]
+
+
 def _by_kind(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     out: dict[str, dict[str, float]] = {}
     for kind in trace.KINDS:
@@ -110,6 +117,8 @@ def _by_kind(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
                 "s3_max": max(r["s3"] for r in mine),
                 "kms_mean": statistics.fmean(r["kms"] for r in mine),
                 "ms_mean": 1000 * statistics.fmean(r["seconds"] for r in mine),
+                "ms_p50": 1000 * _percentile([r["seconds"] for r in mine], 50),
+                "ms_p95": 1000 * _percentile([r["seconds"] for r in mine], 95),
             }
     return out
 
@@ -130,6 +139,12 @@ def session(n_commands: int, n_seed_files: int = 40) -> dict[str, Any]:
         for step in seed_steps:
             naive.call(step.command)
         results["naive"] = _replay(meter, steps, naive.call)
+        competent = CompetentMemory(s3, kms, BUCKET, key_id, "trace-competent", prefix=PREFIX)
+        for step in seed_steps:
+            competent.call(step.command)
+        competent._data_key = None  # a fresh process: no data key yet
+        competent._unwrapped.clear()
+        results["competent"] = _replay(meter, steps, competent.call)
     with tempfile.TemporaryDirectory(prefix="s3memory-bench-") as tmp:
         local = BetaLocalFilesystemMemoryTool(base_path=tmp)
         for step in seed_steps:
@@ -137,7 +152,9 @@ def session(n_commands: int, n_seed_files: int = 40) -> dict[str, Any]:
         results["local"] = _replay(meter, steps, local.call)
     pairs = zip(results["s3memory"]["rows"], results["naive"]["rows"], strict=True)
     results["identical_outputs"] = sum(a["output"] == b["output"] for a, b in pairs)
-    for name in ("s3memory", "naive"):
+    pairs = zip(results["s3memory"]["rows"], results["competent"]["rows"], strict=True)
+    results["identical_competent"] = sum(a["output"] == b["output"] for a, b in pairs)
+    for name in ("s3memory", "naive", "competent"):
         results[name]["by_kind"] = _by_kind(results[name]["rows"])
     writes = sum(1 for s in steps if s.command["command"] in ("create", "str_replace", "insert", "rename"))
     results["key_windows"] = max(1, math.ceil(writes / 1000))
@@ -146,7 +163,7 @@ def session(n_commands: int, n_seed_files: int = 40) -> dict[str, Any]:
         for r, s in zip(results["s3memory"]["rows"], steps, strict=True)
         if not r["first"] and r["kind"] in BUDGETS and r["s3"] > BUDGETS[r["kind"]]
     ]
-    for name in ("s3memory", "naive", "local"):
+    for name in ("s3memory", "naive", "competent", "local"):
         for row in results[name]["rows"]:
             del row["output"]
     return results
@@ -192,6 +209,21 @@ def bulk(n_files: int, *, with_copy: bool = True) -> dict[str, Any]:
             cmd = {"command": "delete", "path": "/memories/archive-2024"}
             results["s3memory_delete"] = _measure(meter, lambda: tool.call(cmd))
             results["s3memory_delete"]["verified"] = _count_keys(s3, f"{PREFIX}{agent}/") == 0
+
+        competent = CompetentMemory(s3, kms, BUCKET, key_id, "bulk-competent", prefix=PREFIX)
+        for i, path in enumerate(layout):
+            competent._write(path, _bulk_text(i))
+        competent._data_key = None  # measured as a fresh process
+        competent._unwrapped.clear()
+        rename = functools.partial(competent.rename, "/memories/archive", "/memories/archive-2024")
+        results["competent_rename"] = _measure(meter, rename)
+        moved = (
+            _count_keys(s3, f"{PREFIX}bulk-competent/archive-2024/"),
+            _count_keys(s3, f"{PREFIX}bulk-competent/archive/"),
+        )
+        results["competent_rename"]["verified"] = moved == (n_files, 0)
+        results["competent_delete"] = _measure(meter, functools.partial(competent.delete, "/memories/archive-2024"))
+        results["competent_delete"]["verified"] = _count_keys(s3, f"{PREFIX}bulk-competent/") == 0
 
         variants = [("bulk-naive", True, ("rename", "delete")), ("bulk-naive-copy", False, ("rename",))]
         for agent, bind, ops in variants[: 2 if with_copy else 1]:

@@ -7,6 +7,7 @@ Both are thin: every command is `Memory`'s method, with `CommandError` re-raised
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
@@ -24,12 +25,11 @@ from anthropic.types.beta import (
     BetaMemoryTool20250818ViewCommand,
 )
 
-from .config import Settings
 from .core.guard import Guard, GuardMode, SecretGuard
 from .core.limits import DEFAULT_MAX_WORKERS, Limits
 from .errors import CommandError
 from .memory.engine import Memory
-from .storage.clients import botocore_config, client
+from .storage.clients import SPARE_CONNECTIONS, botocore_config, client
 from .storage.keys import Keys
 from .storage.store import ObjectStore
 from .storage.vault import Vault
@@ -37,6 +37,9 @@ from .storage.vault import Vault
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
 
+    from .config import Settings
+
+log = logging.getLogger("s3memory")
 __all__ = ["AsyncS3MemoryTool", "S3MemoryTool", "ToolError", "build_memory", "settings_kwargs"]
 
 COMMANDS = ("view", "create", "str_replace", "insert", "delete", "rename")
@@ -45,6 +48,19 @@ COMMANDS = ("view", "create", "str_replace", "insert", "delete", "rename")
 def _default_s3(max_workers: int) -> S3Client:
     s3: S3Client = client("s3", config=botocore_config(max_workers=max_workers))
     return s3
+
+
+def _check_pool(s3_client: Any, max_workers: int) -> None:
+    """A connection pool smaller than the worker count makes parallel requests open and drop
+    connections over and over (boto3's default pool is 10, the default worker count 16)."""
+    pool = getattr(getattr(s3_client.meta, "config", None), "max_pool_connections", None)
+    if isinstance(pool, int) and pool < max_workers:
+        log.warning(
+            "s3memory: the S3 client's connection pool (%d) is smaller than max_workers (%d); parallel requests "
+            "will churn connections. Build the client with botocore.config.Config(max_pool_connections=%d), "
+            "or pass max_workers=%d.",
+            pool, max_workers, max_workers + SPARE_CONNECTIONS, pool,
+        )  # fmt: skip
 
 
 def build_memory(
@@ -64,11 +80,20 @@ def build_memory(
         raise TypeError("keys must be KmsKeys(...) or LocalKeys(...)")
     if max_workers < 1:
         raise ValueError("max_workers must be at least 1")
+    if s3_client is not None:
+        _check_pool(s3_client, max_workers)
     store = ObjectStore(s3_client if s3_client is not None else _default_s3(max_workers), bucket)
     vault = Vault(store, keys, agent_id, prefix)
     executor = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="s3memory")
     scanner = SecretGuard(guard) if isinstance(guard, str) else guard
     return Memory(vault, executor, limits or Limits(), scanner, log_paths=log_paths), executor
+
+
+def _settings() -> Settings:
+    """`Settings()` from S3MEMORY_*: pydantic-settings is imported only by code that reads the environment."""
+    from .config import Settings
+
+    return Settings()  # type: ignore[call-arg]  # the fields come from the environment
 
 
 def settings_kwargs(settings: Settings, agent_id: str | None = None) -> dict[str, Any]:
@@ -175,7 +200,7 @@ class S3MemoryTool(BetaAbstractMemoryTool):
     @classmethod
     def from_env(cls, agent_id: str, **overrides: Any) -> S3MemoryTool:
         """Build from `S3MEMORY_*` variables; keyword arguments override them."""
-        return cls(agent_id=agent_id, **{**settings_kwargs(Settings(), agent_id), **overrides})  # type: ignore[call-arg]
+        return cls(agent_id=agent_id, **{**settings_kwargs(_settings(), agent_id), **overrides})
 
     def close(self) -> None:
         """Stop the tool's worker threads (waiting for requests under way). Idempotent."""
@@ -242,7 +267,7 @@ class AsyncS3MemoryTool(BetaAsyncAbstractMemoryTool):
 
     @classmethod
     def from_env(cls, agent_id: str, **overrides: Any) -> AsyncS3MemoryTool:
-        return cls(agent_id=agent_id, **{**settings_kwargs(Settings(), agent_id), **overrides})  # type: ignore[call-arg]
+        return cls(agent_id=agent_id, **{**settings_kwargs(_settings(), agent_id), **overrides})
 
     def close(self) -> None:
         """Stop the tool's worker threads (waiting for requests under way). Idempotent."""

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import boto3
+from botocore.config import Config
 import pytest
 from moto import mock_aws
 from moto.s3.responses import S3Response
@@ -70,7 +71,8 @@ def aws() -> Iterator[None]:
 @pytest.fixture
 def s3(aws: None) -> Iterator[Any]:
     """The test bucket, empty: moto's (new per test) or the endpoint's scratch bucket (emptied around each test)."""
-    client = boto3.client("s3", region_name=REGION, endpoint_url=ENDPOINT)
+    # A pool as large as the tool's 16 workers, as docs/configuration.md advises.
+    client = boto3.client("s3", region_name=REGION, endpoint_url=ENDPOINT, config=Config(max_pool_connections=20))
     if ON_MOTO:
         client.create_bucket(Bucket=BUCKET)
         yield client
