@@ -9,8 +9,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import boto3
-from botocore.config import Config
 import pytest
+from botocore.config import Config
 from moto import mock_aws
 from moto.s3.responses import S3Response
 

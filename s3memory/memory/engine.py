@@ -182,7 +182,7 @@ class Memory:
             if not listing:
                 raise CommandError(fmt.does_not_exist(path.display))
         self.placement.forget()
-        self.policy.counted(None)  # count again: the delete may keep files edited meanwhile
+        self.policy.deleted(len(listing))
         with self._failures(path.display, partial=True):
             self.changes.delete_dir(path, listing)
         return fmt.deleted(path.display)

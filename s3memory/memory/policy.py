@@ -61,10 +61,12 @@ class WritePolicy:
             if self._files is not None:
                 self._files += 1
 
-    def deleted(self) -> None:
+    def deleted(self, files: int = 1) -> None:
+        """`files` were deleted (a directory delete may keep one edited meanwhile: the count is an
+        estimate, as quotas under concurrency are)."""
         with self._lock:
             if self._files is not None:
-                self._files = max(0, self._files - 1)
+                self._files = max(0, self._files - files)
 
     def names(self, paths: Iterable[MemoryPath]) -> None:
         """Guard paths about to become object keys, which are stored unencrypted."""

@@ -186,3 +186,17 @@ def test_quota_settings_come_from_the_environment(monkeypatch, field):
     monkeypatch.setenv(f"S3MEMORY_{field.upper()}", "0")
     with pytest.raises(ValueError, match="greater than 0"):
         Settings()
+
+
+def test_a_directory_delete_updates_the_count_without_listing_again(make_tool, counter):
+    tool = make_tool(limits=Limits(max_agent_files=3))
+    for path in ("/memories/d/a.md", "/memories/d/b.md", "/memories/c.md"):
+        ok(tool, command="create", path=path, file_text="x")
+    assert err(tool, command="create", path="/memories/e.md", file_text="x") == files_full("/memories/e.md", 3, 3)
+    ok(tool, command="delete", path="/memories/d")
+    counter.reset()
+    assert (
+        ok(tool, command="create", path="/memories/e.md", file_text="x")
+        == "File created successfully at: /memories/e.md"
+    )
+    assert counter.by_op() == {"s3:ListObjectsV2": 1, "s3:PutObject": 1}  # the placement check only
