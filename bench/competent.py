@@ -54,19 +54,6 @@ class CompetentMemory(NaiveMemory):
         self._write(path, text)
         return fmt.created(path.display)
 
-    def delete(self, raw: str) -> str:
-        path = self._parse(raw)
-        if path.is_root:
-            raise NaiveError(fmt.cannot_delete_root())
-        if self._exists(path):
-            self.s3.delete_object(Bucket=self.bucket, Key=self._key(path))
-            return fmt.deleted(path.display)
-        keys = self._list(paths.dir_prefix(self.root, path))
-        if not keys:
-            raise NaiveError(fmt.does_not_exist(path.display))
-        self._delete_keys([key for key, _ in keys])
-        return fmt.deleted(path.display)
-
     def rename(self, raw_old: str, raw_new: str) -> str:
         old, new = self._parse(raw_old), self._parse(raw_new)
         if old.is_root:

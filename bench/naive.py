@@ -122,9 +122,12 @@ class NaiveMemory:
         keys = self._list(paths.dir_prefix(self.root, path))
         if not keys:
             raise NaiveError(fmt.does_not_exist(path.display))
-        for key, _ in keys:
-            self.s3.delete_object(Bucket=self.bucket, Key=key)
+        self._delete_keys([key for key, _ in keys])
         return fmt.deleted(path.display)
+
+    def _delete_keys(self, keys: list[str]) -> None:
+        for key in keys:
+            self.s3.delete_object(Bucket=self.bucket, Key=key)
 
     def rename(self, raw_old: str, raw_new: str) -> str:
         old, new = self._parse(raw_old), self._parse(raw_new)
