@@ -5,13 +5,14 @@ only when a tool class is first used, and boto3 only when storage or keys are.
 
 The package is layered; imports point down only (a test enforces it):
 
-    cli → admin → memory → storage → core        tool → memory
+    cli → admin → memory → storage → core        tool → memory        mcp → memory
 
 - `core`: pure logic (paths, messages, edits, listings, envelope, guard, limits); no I/O.
 - `storage`: S3 and KMS (object store, keys, key layout, vault, listings, clients).
 - `memory`: the six commands (`Memory`), directory changes, moves, write policy.
 - `admin`: operator library code (agents, verify, prune, purge, rewrap, export/import).
 - `cli`: the `s3memory` command line. `tool`: the SDK adapter, the only importer of `anthropic`.
+- `mcp`: the same memory as a Model Context Protocol server (`s3memory mcp`, extra `s3memory[mcp]`).
 """
 
 from __future__ import annotations

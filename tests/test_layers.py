@@ -1,10 +1,10 @@
 """The package's layering, read from the source: imports point down only.
 
-    cli → admin → memory → storage → core        tool → memory
+    cli → admin → memory → storage → core        tool → memory        mcp → memory
 
 `errors` sits below everything; `config` (settings) may use storage and core and is used by
-`tool` and `cli`. Every import counts: module level, inside functions (lazy) and under
-TYPE_CHECKING. `core` is pure: the standard library and `cryptography`, nothing else.
+`tool`, `mcp` and `cli` (which starts the MCP server). Every import counts: module level,
+inside functions (lazy) and under TYPE_CHECKING. `core` is pure: the standard library and `cryptography`, nothing else.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ ALLOWED = {
     "admin": {"core", "storage", "memory", "admin"},
     "config": {"core", "storage"},
     "tool": {"core", "storage", "memory", "config"},
-    "cli": {"core", "storage", "memory", "admin", "cli", "config", "tool"},
+    "mcp": {"core", "storage", "memory", "config"},  # the MCP server: an adapter like tool, without anthropic
+    "cli": {"core", "storage", "memory", "admin", "cli", "config", "tool", "mcp"},
 }
 ANTHROPIC_USERS = {"s3memory.tool", "s3memory.cli.chat"}
 CORE_THIRD_PARTY = {"cryptography"}

@@ -34,6 +34,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "prune": ("erase", "run_prune"),
     "rewrap": ("keys", "run_rewrap"),
     "doctor": ("doctor", "run_doctor"),
+    "mcp": ("mcp", "run_mcp"),
 }
 
 _CONNECTION_HELP = """Flags override the S3MEMORY_* environment variables. Set the bucket and exactly one key
@@ -203,6 +204,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--agent", type=_agent_id, required=True, help="agent id")
     p.add_argument("--older-than", required=True, metavar="AGE", help="e.g. 90d, 12h or 30m")
     p.add_argument("--dry-run", action="store_true", help="list what would be deleted; delete nothing")
+
+    p = _command(sub, "mcp", "serve an agent's memory as an MCP server (one tool, `memory`; stdio or HTTP)",
+                 "s3memory mcp --agent support-agent-1", ok_failed, [conn])  # fmt: skip
+    p.add_argument("--agent", type=_agent_id, required=True, help="agent id")
+    p.add_argument("--transport", choices=["stdio", "streamable-http"], default="stdio", help="default stdio")
+    p.add_argument("--host", help="HTTP: address to bind (default 127.0.0.1; others need --allow-remote)")
+    p.add_argument("--port", type=int, help="HTTP: port (default 8000; 0 picks a free one)")
+    p.add_argument("--allow-remote", action="store_true",
+                   help="HTTP: bind a non-loopback address; requires S3MEMORY_MCP_TOKEN")  # fmt: skip
+    p.add_argument("--log-level", choices=["WARNING", "INFO", "DEBUG"], default="WARNING",
+                   help="s3memory's log records on stderr (INFO: one per command)")  # fmt: skip
     return parser
 
 

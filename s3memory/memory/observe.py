@@ -8,17 +8,24 @@ fields are `command`, `outcome` ("ok" or the error's class), `duration_ms`, `s3_
 `kms_requests`, `retries` and `agent_id`; `path` only with `log_paths=True`. The message text
 holds the same facts (for plain handlers), so it works unchanged with AWS Lambda Powertools'
 Logger or `logging.basicConfig`.
+
+When `opentelemetry` is importable, the first command loads `otel` (and with it the OpenTelemetry
+API): each outermost command is then also a span `memory.<command>` and a few metrics, which go
+wherever the application's tracer and meter providers send them (nowhere if it set none).
+Without it, nothing more is imported and nothing changes.
 """
 
 from __future__ import annotations
 
 import contextvars
+import importlib.util
 import logging
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 
 log = logging.getLogger("s3memory")
@@ -29,12 +36,17 @@ class Scope:
     command: str
     s3_requests: int = 0
     kms_requests: int = 0
-    retries: int = 0
+    http_retries: int = 0  # botocore's second and later attempts of a request
+    conflicts: int = 0  # conditional-write backoffs: another writer got there first
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def add(self, name: str) -> None:
         with self._lock:
             setattr(self, name, getattr(self, name) + 1)
+
+    @property
+    def retries(self) -> int:
+        return self.http_retries + self.conflicts
 
 
 _current: contextvars.ContextVar[Scope | None] = contextvars.ContextVar("s3memory_scope", default=None)
@@ -42,7 +54,7 @@ _attached_lock = threading.Lock()
 
 
 def count(name: str) -> None:
-    """Count one `s3_requests`, `kms_requests` or `retries` for the command under way, if any."""
+    """Count one `s3_requests`, `kms_requests`, `http_retries` or `conflicts` for the command under way, if any."""
     scope = _current.get()
     if scope is not None:
         scope.add(name)
@@ -65,7 +77,26 @@ def _attempt(request: Any = None, **_: Any) -> None:
         seen = context.get("s3memory_attempts", 0)
         context["s3memory_attempts"] = seen + 1
         if seen:
-            count("retries")
+            count("http_retries")
+
+
+_otel: ModuleType | bool | None = False  # False: not looked for yet
+
+
+def telemetry() -> ModuleType | None:
+    """The `otel` module when OpenTelemetry's API is importable, else None (looked for once)."""
+    global _otel
+    if _otel is False:
+        _otel = None
+        try:
+            if importlib.util.find_spec("opentelemetry") is not None:
+                from . import otel
+
+                _otel = otel
+        except ImportError:
+            pass
+    assert not isinstance(_otel, bool)
+    return _otel
 
 
 @contextmanager
@@ -76,6 +107,8 @@ def command(name: str, agent_id: str, path: str | None) -> Iterator[Scope | None
         return
     scope = Scope(name)
     token = _current.set(scope)
+    tracing = telemetry()
+    span = tracing.start(name) if tracing is not None else None
     started = time.perf_counter()
     outcome = "ok"
     try:
@@ -85,7 +118,8 @@ def command(name: str, agent_id: str, path: str | None) -> Iterator[Scope | None
         raise
     finally:
         _current.reset(token)
-        duration_ms = round((time.perf_counter() - started) * 1000, 1)
+        seconds = time.perf_counter() - started
+        duration_ms = round(seconds * 1000, 1)
         fields: dict[str, Any] = {
             "command": name,
             "outcome": outcome,
@@ -99,3 +133,5 @@ def command(name: str, agent_id: str, path: str | None) -> Iterator[Scope | None
             fields["path"] = path
         text = " ".join(f"{key}={value}" for key, value in fields.items())
         log.info("s3memory command %s", text, extra=fields)
+        if tracing is not None:
+            tracing.finish(span, fields, scope.conflicts, seconds)

@@ -44,7 +44,7 @@ class Backoff:
         delay = _jitter.uniform(0.0, min(BACKOFF_CAP, BACKOFF_BASE * 2**self.attempt))
         delay = min(delay, BACKOFF_BUDGET - self.waited)
         self.attempt += 1
-        observe.count("retries")
+        observe.count("conflicts")
         if delay > 0:
             self.waited += delay
             self.sleep(delay)

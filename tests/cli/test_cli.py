@@ -22,7 +22,8 @@ from tests.support import err as tool_error
 from tests.support.cli import LOCAL, ROOT, run, subprocess_env
 
 COMMANDS = [
-    "demo", "chat", "ls", "cat", "agents", "export", "import", "purge", "rewrap", "verify", "repair", "prune", "doctor"
+    "demo", "chat", "ls", "cat", "agents", "export", "import", "purge", "rewrap", "verify", "repair", "prune",
+    "doctor", "mcp",
 ]  # fmt: skip
 
 

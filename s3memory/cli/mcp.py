@@ -1,0 +1,104 @@
+"""`s3memory mcp`: serve one agent's memory as a Model Context Protocol server.
+
+Stdio by default (an MCP client starts the command); `--transport streamable-http` listens on
+loopback, and only `--allow-remote` with `S3MEMORY_MCP_TOKEN` set lets it bind anything else.
+Status lines and (with `--log-level INFO`) the per-command log records go to stderr: on stdio,
+stdout carries the protocol alone. Never loads `anthropic`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+
+from s3memory.config import Settings
+
+from .context import load_settings
+from .exits import EXIT_OK, PROG, UsageError
+
+STDIO = "stdio"
+HTTP = "streamable-http"
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8000
+
+
+def _token(args: argparse.Namespace, remote: bool) -> str | None:
+    from s3memory.mcp.auth import TOKEN_VARIABLE, check_token
+
+    raw = os.environ.get(TOKEN_VARIABLE) or None
+    if remote and not args.allow_remote:
+        raise UsageError(
+            f"--host {args.host} is not a loopback address; to serve other machines pass --allow-remote "
+            f"and set {TOKEN_VARIABLE}"
+        )
+    if remote and raw is None:
+        raise UsageError(f"--allow-remote needs {TOKEN_VARIABLE}: every request must carry it as a bearer token")
+    try:
+        return None if raw is None else check_token(raw)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+
+
+def _check_transport(args: argparse.Namespace) -> tuple[str, int, str | None]:
+    from s3memory.mcp.auth import is_loopback
+
+    if args.transport == STDIO:
+        if args.host is not None or args.port is not None or args.allow_remote:
+            raise UsageError("--host, --port and --allow-remote need --transport streamable-http")
+        return "", 0, None
+    host = DEFAULT_HOST if args.host is None else args.host
+    port = DEFAULT_PORT if args.port is None else args.port
+    if not 0 <= port <= 65535:
+        raise UsageError("--port must be from 0 to 65535 (0 picks a free port)")
+    return host, port, _token(args, not is_loopback(host))
+
+
+def _log_to_stderr(level: str) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    logger = logging.getLogger("s3memory")
+    logger.addHandler(handler)
+    logger.setLevel(level)
+
+
+def _status(line: str) -> None:
+    sys.stderr.write(f"{PROG} mcp: {line}\n")
+    sys.stderr.flush()
+
+
+def run_mcp(args: argparse.Namespace) -> int:
+    host, port, token = _check_transport(args)
+    try:
+        import mcp  # noqa: F401  # the optional extra: say how to install it before connecting anything
+    except ImportError:
+        raise UsageError("s3memory mcp needs the MCP SDK: pip install 's3memory[mcp]'") from None
+    settings = load_settings(args)
+    assert isinstance(settings, Settings)
+    from botocore.exceptions import BotoCoreError
+
+    from s3memory.mcp.dispatch import open_memory
+    from s3memory.mcp.server import serve_http, serve_stdio
+
+    try:
+        memory, executor = open_memory(settings, args.agent)
+    except BotoCoreError as err:  # unknown profile, no region, ...: the message names no secret
+        raise UsageError(f"AWS configuration: {err}") from None
+    _log_to_stderr(args.log_level)
+    try:
+        if args.transport == STDIO:
+            import anyio
+
+            _status(f"serving agent {args.agent} over stdio")
+            anyio.run(serve_stdio, memory)
+        else:
+            guarded = "bearer token required" if token else "no token: loopback only"
+
+            def listening(url: str) -> None:
+                _status(f"serving agent {args.agent} at {url} ({guarded})")
+
+            serve_http(memory, host, port, token, listening)
+    finally:
+        executor.shutdown(wait=True)
+    return EXIT_OK
