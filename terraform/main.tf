@@ -9,22 +9,33 @@ locals {
   region           = data.aws_region.current.name
   access_log_path  = coalesce(var.access_log_prefix, "${var.bucket_name}/")
 
+  # The keystore bucket (branch keys, format v2): its own bucket so that no lifecycle rule or
+  # replication of the memory bucket can ever reach a branch key.
+  keystore_bucket_name     = coalesce(var.keystore_bucket_name, "${var.bucket_name}-keys")
+  keystore_access_log_path = coalesce(var.access_log_prefix, "${local.keystore_bucket_name}/")
+
   # Every policy is a JSON template under policies/, rendered here and, with the same values,
   # by tests/terraform/render.py, so the documents that are tested are the ones deployed.
   agent_trust_policy = templatefile("${path.module}/policies/agent-trust.json.tftpl", {
     trusted_principal_arns = jsonencode(var.agent_role_trusted_principal_arns)
   })
   agent_access_policy = templatefile("${path.module}/policies/agent-access.json.tftpl", {
-    bucket_arn   = aws_s3_bucket.this.arn
-    agent_prefix = var.prefix
-    data_key_arn = aws_kms_key.data_keys.arn
-    sse_key_arn  = aws_kms_key.sse.arn
-    region       = local.region
+    bucket_arn          = aws_s3_bucket.this.arn
+    keystore_bucket_arn = aws_s3_bucket.keystore.arn
+    agent_prefix        = var.prefix
+    data_key_arn        = aws_kms_key.data_keys.arn
+    sse_key_arn         = aws_kms_key.sse.arn
+    region              = local.region
   })
   bucket_policy = templatefile("${path.module}/policies/bucket.json.tftpl", {
     bucket_arn     = aws_s3_bucket.this.arn
     agent_prefix   = var.prefix
     agent_role_arn = aws_iam_role.agent_access.arn
+  })
+  keystore_bucket_policy = templatefile("${path.module}/policies/keystore-bucket.json.tftpl", {
+    keystore_bucket_arn = aws_s3_bucket.keystore.arn
+    agent_prefix        = var.prefix
+    agent_role_arn      = aws_iam_role.agent_access.arn
   })
   data_key_policy = templatefile("${path.module}/policies/data-key.json.tftpl", {
     account_root_arn = local.account_root_arn
@@ -36,11 +47,12 @@ locals {
     region           = local.region
   })
   operator_policy = templatefile("${path.module}/policies/operator.json.tftpl", {
-    bucket_arn   = aws_s3_bucket.this.arn
-    agent_prefix = var.prefix
-    data_key_arn = aws_kms_key.data_keys.arn
-    sse_key_arn  = aws_kms_key.sse.arn
-    region       = local.region
+    bucket_arn          = aws_s3_bucket.this.arn
+    keystore_bucket_arn = aws_s3_bucket.keystore.arn
+    agent_prefix        = var.prefix
+    data_key_arn        = aws_kms_key.data_keys.arn
+    sse_key_arn         = aws_kms_key.sse.arn
+    region              = local.region
   })
 }
 
@@ -162,6 +174,9 @@ resource "aws_s3_bucket_lifecycle_configuration" "this" {
       noncurrent_days = var.noncurrent_version_expiration_days
     }
 
+    # Branch keys are out of this rule's reach: they live in the keystore bucket, which has no
+    # lifecycle configuration (the `environment` output sets S3MEMORY_KEYSTORE_BUCKET; without
+    # it the library keeps them under <prefix><agent>/.s3memory/keys/ here, inside this prefix).
     # With memory_expiration_days set, current versions expire that many days after their last
     # write (S3 then also removes expired delete markers itself); without it, only expired
     # delete markers are cleaned up. S3 refuses both settings in one expiration block.
@@ -184,12 +199,92 @@ resource "aws_s3_bucket_logging" "this" {
 }
 
 ################################################################################
+# S3 keystore bucket: the agents' branch keys (object format v2)
+################################################################################
+
+# Branch keys live in `<prefix><agent_id>/.s3memory/keys/` of this bucket (the library's
+# S3MEMORY_KEYSTORE_BUCKET). Crypto-shredding (`s3memory shred`) deletes every version of an
+# agent's branch keys and relies on no other copy of them surviving, so this bucket
+# deliberately has:
+#   - no replication (no replica bucket may keep a branch key after shred),
+#   - no lifecycle configuration (no rule may expire a branch key that memories still need;
+#     in particular memory_expiration_days acts on the memory bucket only),
+# and must not be added to AWS Backup or any other copy mechanism.
+# Versioning is on so that an accidental delete can be undone; shred deletes all versions.
+resource "aws_s3_bucket" "keystore" {
+  # checkov:skip=CKV_AWS_144:Deliberately not replicated: crypto-shredding (s3memory shred) holds only if no replica of a branch key survives the deletion of every version here.
+  # checkov:skip=CKV2_AWS_61:Deliberately no lifecycle configuration: an expiry rule would delete branch keys that memories still need, and noncurrent versions are removed by s3memory shred, not by age.
+  # checkov:skip=CKV2_AWS_62:Nothing consumes S3 event notifications for branch keys.
+  bucket        = local.keystore_bucket_name
+  force_destroy = var.force_destroy
+  tags          = var.tags
+
+  lifecycle {
+    precondition {
+      condition     = length(local.keystore_bucket_name) <= 63 && local.keystore_bucket_name != var.bucket_name
+      error_message = "The keystore bucket name (keystore_bucket_name, or \"<bucket_name>-keys\" when it is null) must be at most 63 characters and differ from bucket_name; set keystore_bucket_name."
+    }
+  }
+}
+
+resource "aws_s3_bucket_public_access_block" "keystore" {
+  bucket                  = aws_s3_bucket.keystore.id
+  block_public_acls       = true
+  block_public_policy     = true
+  ignore_public_acls      = true
+  restrict_public_buckets = true
+}
+
+resource "aws_s3_bucket_ownership_controls" "keystore" {
+  bucket = aws_s3_bucket.keystore.id
+
+  rule {
+    object_ownership = "BucketOwnerEnforced"
+  }
+}
+
+resource "aws_s3_bucket_versioning" "keystore" {
+  bucket = aws_s3_bucket.keystore.id
+
+  versioning_configuration {
+    status = "Enabled"
+  }
+}
+
+resource "aws_s3_bucket_server_side_encryption_configuration" "keystore" {
+  bucket = aws_s3_bucket.keystore.id
+
+  rule {
+    apply_server_side_encryption_by_default {
+      sse_algorithm     = "aws:kms"
+      kms_master_key_id = aws_kms_key.sse.arn
+    }
+    bucket_key_enabled = true
+  }
+}
+
+resource "aws_s3_bucket_policy" "keystore" {
+  bucket = aws_s3_bucket.keystore.id
+  policy = local.keystore_bucket_policy
+
+  depends_on = [aws_s3_bucket_public_access_block.keystore]
+}
+
+resource "aws_s3_bucket_logging" "keystore" {
+  count = var.access_log_bucket == null ? 0 : 1
+
+  bucket        = aws_s3_bucket.keystore.id
+  target_bucket = var.access_log_bucket
+  target_prefix = local.keystore_access_log_path
+}
+
+################################################################################
 # IAM: the agent-access role (ABAC on the s3memory-agent session tag)
 ################################################################################
 
 resource "aws_iam_role" "agent_access" {
   name                 = "${var.name}-agent-access"
-  description          = "s3memory agents: each session reaches only ${var.prefix}<s3memory-agent tag>/ in ${var.bucket_name} and its own data keys"
+  description          = "s3memory agents: each session reaches only ${var.prefix}<s3memory-agent tag>/ in ${var.bucket_name}, its own branch keys in ${local.keystore_bucket_name} and its own data keys"
   assume_role_policy   = local.agent_trust_policy
   max_session_duration = var.agent_role_max_session_duration
   tags                 = var.tags

@@ -8,6 +8,16 @@ output "bucket_arn" {
   value       = aws_s3_bucket.this.arn
 }
 
+output "keystore_bucket_name" {
+  description = "Name of the keystore bucket that holds the agents' branch keys (S3MEMORY_KEYSTORE_BUCKET)."
+  value       = aws_s3_bucket.keystore.id
+}
+
+output "keystore_bucket_arn" {
+  description = "ARN of the keystore bucket."
+  value       = aws_s3_bucket.keystore.arn
+}
+
 output "prefix" {
   description = "Key prefix of the agent prefixes (S3MEMORY_PREFIX)."
   value       = var.prefix
@@ -63,6 +73,11 @@ output "bucket_policy_json" {
   value       = local.bucket_policy
 }
 
+output "keystore_bucket_policy_json" {
+  description = "The keystore bucket's policy, as deployed."
+  value       = local.keystore_bucket_policy
+}
+
 output "data_key_policy_json" {
   description = "The envelope key's key policy, as deployed."
   value       = local.data_key_policy
@@ -81,10 +96,11 @@ output "operator_policy_json" {
 output "environment" {
   description = "S3MEMORY_* environment variables for an application that uses this deployment."
   value = {
-    S3MEMORY_BUCKET         = aws_s3_bucket.this.id
-    S3MEMORY_PREFIX         = var.prefix
-    S3MEMORY_KMS_KEY_ID     = aws_kms_key.data_keys.arn
-    S3MEMORY_REGION         = local.region
-    S3MEMORY_AGENT_ROLE_ARN = aws_iam_role.agent_access.arn
+    S3MEMORY_BUCKET          = aws_s3_bucket.this.id
+    S3MEMORY_KEYSTORE_BUCKET = aws_s3_bucket.keystore.id
+    S3MEMORY_PREFIX          = var.prefix
+    S3MEMORY_KMS_KEY_ID      = aws_kms_key.data_keys.arn
+    S3MEMORY_REGION          = local.region
+    S3MEMORY_AGENT_ROLE_ARN  = aws_iam_role.agent_access.arn
   }
 }

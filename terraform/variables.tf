@@ -8,6 +8,17 @@ variable "bucket_name" {
   }
 }
 
+variable "keystore_bucket_name" {
+  description = "Name of the separate S3 bucket that holds the agents' branch keys (S3MEMORY_KEYSTORE_BUCKET; globally unique). Null uses \"<bucket_name>-keys\", which must then fit in 63 characters. Never replicated, no lifecycle rules: see README \"The keystore bucket\"."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.keystore_bucket_name == null ? true : (can(regex("^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$", var.keystore_bucket_name)) && !can(regex("\\.\\.|^\\d+\\.\\d+\\.\\d+\\.\\d+$", var.keystore_bucket_name)))
+    error_message = "keystore_bucket_name must be null or a valid S3 bucket name: 3-63 characters of a-z, 0-9, '.' and '-', starting and ending with a letter or digit."
+  }
+}
+
 variable "name" {
   description = "Name used for the IAM role, the operator policy and the KMS aliases (e.g. \"s3memory\" gives role \"s3memory-agent-access\" and alias \"alias/s3memory-data-keys\")."
   type        = string
@@ -63,7 +74,7 @@ variable "noncurrent_version_expiration_days" {
 }
 
 variable "memory_expiration_days" {
-  description = "If set, memories not written for this many days expire (S3 lifecycle counts from the last write; reads do not renew). Null keeps memories until deleted."
+  description = "If set, memories not written for this many days expire (S3 lifecycle counts from the last write; reads do not renew). Null keeps memories until deleted. The rule acts on the memory bucket only: branch keys live in the keystore bucket, which has no lifecycle rule, out of its reach."
   type        = number
   default     = null
 
@@ -85,13 +96,13 @@ variable "abort_incomplete_multipart_upload_days" {
 }
 
 variable "access_log_bucket" {
-  description = "Name of an existing bucket that receives S3 server access logs for the memory bucket. Null disables access logging."
+  description = "Name of an existing bucket that receives S3 server access logs for the memory bucket and the keystore bucket. Null disables access logging."
   type        = string
   default     = null
 }
 
 variable "access_log_prefix" {
-  description = "Key prefix for the access logs in access_log_bucket. Null uses \"<bucket_name>/\"."
+  description = "Key prefix for the access logs in access_log_bucket (both buckets; S3 names the source bucket in every record). Null uses \"<bucket_name>/\" for the memory bucket and \"<keystore bucket name>/\" for the keystore bucket."
   type        = string
   default     = null
 }
@@ -108,7 +119,7 @@ variable "kms_deletion_window_in_days" {
 }
 
 variable "force_destroy" {
-  description = "Allow terraform destroy to delete the bucket even when it still holds memories. Keep false in production."
+  description = "Allow terraform destroy to delete the memory and keystore buckets even when they still hold memories or branch keys. Keep false in production."
   type        = bool
   default     = false
 }

@@ -28,6 +28,7 @@ RESOURCES: dict[str, tuple[str, str, str]] = {
     "operator.json.tftpl": ("aws_iam_policy", "policy", 'name = "s3memory-operator"'),
     "agent-trust.json.tftpl": ("aws_iam_role", "assume_role_policy", 'name = "s3memory-agent-access"'),
     "bucket.json.tftpl": ("aws_s3_bucket_policy", "policy", 'bucket = "acme-s3memory"'),
+    "keystore-bucket.json.tftpl": ("aws_s3_bucket_policy", "policy", 'bucket = "acme-s3memory-keys"'),
     "data-key.json.tftpl": ("aws_kms_key", "policy", "enable_key_rotation = true"),
     "sse-key.json.tftpl": ("aws_kms_key", "policy", "enable_key_rotation = true"),
     "lambda-execution.json.tftpl": ("aws_iam_role_policy", "policy", 'name = "s3memory-agent-lambda"\n  role = "r"'),

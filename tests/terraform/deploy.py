@@ -23,6 +23,8 @@ ACCOUNT = "123456789012"
 REGION = "eu-west-1"
 BUCKET = "acme-s3memory"
 BUCKET_ARN = f"arn:aws:s3:::{BUCKET}"
+KEYSTORE_BUCKET = f"{BUCKET}-keys"  # the module's default: "<bucket_name>-keys"
+KEYSTORE_BUCKET_ARN = f"arn:aws:s3:::{KEYSTORE_BUCKET}"
 PREFIX = "agents/"
 AGENT_ROLE_NAME = "s3memory-agent-access"
 AGENT_ROLE_ARN = f"arn:aws:iam::{ACCOUNT}:role/{AGENT_ROLE_NAME}"
@@ -47,6 +49,7 @@ def module_template_values(prefix: str = PREFIX) -> dict[str, dict[str, str]]:
         },
         "agent-access.json.tftpl": {
             "bucket_arn": BUCKET_ARN,
+            "keystore_bucket_arn": KEYSTORE_BUCKET_ARN,
             "agent_prefix": prefix,
             "data_key_arn": DATA_KEY_ARN,
             "sse_key_arn": SSE_KEY_ARN,
@@ -54,6 +57,11 @@ def module_template_values(prefix: str = PREFIX) -> dict[str, dict[str, str]]:
         },
         "bucket.json.tftpl": {
             "bucket_arn": BUCKET_ARN,
+            "agent_prefix": prefix,
+            "agent_role_arn": AGENT_ROLE_ARN,
+        },
+        "keystore-bucket.json.tftpl": {
+            "keystore_bucket_arn": KEYSTORE_BUCKET_ARN,
             "agent_prefix": prefix,
             "agent_role_arn": AGENT_ROLE_ARN,
         },
@@ -68,6 +76,7 @@ def module_template_values(prefix: str = PREFIX) -> dict[str, dict[str, str]]:
         },
         "operator.json.tftpl": {
             "bucket_arn": BUCKET_ARN,
+            "keystore_bucket_arn": KEYSTORE_BUCKET_ARN,
             "agent_prefix": prefix,
             "data_key_arn": DATA_KEY_ARN,
             "sse_key_arn": SSE_KEY_ARN,

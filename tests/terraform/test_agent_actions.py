@@ -10,6 +10,9 @@ and add it, or stop using it). Then:
 * every recorded request stays in the agent's prefix and sends the agent's encryption context;
 * every recorded S3 request, replayed through the IAM evaluator with the rendered role and
   bucket policies, is allowed for the agent's tagged session and refused for a sibling id.
+
+Everything runs twice: with the branch keys in the memory bucket (no keystore bucket) and in a
+separate keystore bucket, as the module deploys it (S3MEMORY_KEYSTORE_BUCKET).
 """
 
 from __future__ import annotations
@@ -25,7 +28,15 @@ from anthropic.lib.tools import ToolError
 from moto import mock_aws
 
 from s3memory import KmsKeys, S3MemoryTool
-from tests.terraform.deploy import ACCOUNT, AGENT_ROLE_NAME, BUCKET, BUCKET_ARN, PREFIX, policy
+from tests.terraform.deploy import (
+    ACCOUNT,
+    AGENT_ROLE_NAME,
+    BUCKET,
+    BUCKET_ARN,
+    KEYSTORE_BUCKET,
+    PREFIX,
+    policy,
+)
 from tests.terraform.simulator import Simulator, SimulatorUnavailable
 
 AGENT = "agent-42"
@@ -116,22 +127,33 @@ class Recorder:
 class Run:
     calls: list[Call]
     key_id: str
+    keystore_bucket: str  # where the branch keys went: KEYSTORE_BUCKET, or BUCKET without one
 
 
-@pytest.fixture(scope="module")
-def run() -> Iterator[Run]:
+@pytest.fixture(scope="module", params=[None, KEYSTORE_BUCKET], ids=["keys-in-memory-bucket", "keystore-bucket"])
+def run(request: pytest.FixtureRequest) -> Iterator[Run]:
     """Every command (and the failing ones) once, as agent-42, recorded."""
+    keystore_bucket: str | None = request.param
     with mock_aws():
         s3 = boto3.client("s3", region_name=REGION)
         kms = boto3.client("kms", region_name=REGION)
         s3.create_bucket(Bucket=BUCKET)
+        if keystore_bucket is not None:
+            s3.create_bucket(Bucket=keystore_bucket)
         key_id = kms.create_key(Description="s3memory data keys")["KeyMetadata"]["Arn"]
         recorder = Recorder(s3, kms)
 
         def new_tool() -> S3MemoryTool:
             # A fresh KmsKeys has an empty data-key cache, as in a new process.
             keys = KmsKeys(key_id, kms_client=kms)
-            return S3MemoryTool(bucket=BUCKET, agent_id=AGENT, keys=keys, s3_client=s3, prefix=PREFIX)
+            return S3MemoryTool(
+                bucket=BUCKET,
+                agent_id=AGENT,
+                keys=keys,
+                s3_client=s3,
+                prefix=PREFIX,
+                keystore_bucket=keystore_bucket,
+            )
 
         with new_tool() as writer:
             for command in COMMANDS:
@@ -144,7 +166,7 @@ def run() -> Iterator[Run]:
             reader.call({"command": "view", "path": "/memories/keep.txt"})
             reader.call({"command": "str_replace", "path": "/memories/keep.txt", "old_str": "x", "new_str": "y"})
             reader.clear_all_memory()
-        yield Run(list(recorder.calls), key_id)
+        yield Run(list(recorder.calls), key_id, keystore_bucket or BUCKET)
 
 
 def _actions(call: Call) -> tuple[str, ...]:
@@ -159,10 +181,13 @@ def _actions(call: Call) -> tuple[str, ...]:
 
 
 def _granted_actions(document: Any) -> set[str]:
+    """What the Allow statements name (Deny statements only narrow them: no Allow uses NotAction)."""
     granted: set[str] = set()
     for statement in document["Statement"]:
-        assert statement["Effect"] == "Allow", statement["Sid"]
         assert "NotAction" not in statement, statement["Sid"]
+        if statement["Effect"] == "Deny":
+            continue
+        assert statement["Effect"] == "Allow", statement["Sid"]
         actions = statement["Action"]
         granted.update([actions] if isinstance(actions, str) else actions)
     return granted
@@ -209,20 +234,49 @@ def _keys_of(call: Call) -> list[str]:
     return [call.params["Key"]]
 
 
+KEYSTORE_FOLDER = f"{PREFIX}{AGENT}/.s3memory/keys/"
+
+
 def test_every_s3_request_stays_in_the_agent_prefix(run: Run) -> None:
     s3_calls = [c for c in run.calls if c.service == "s3"]
     assert s3_calls
     for call in s3_calls:
-        assert call.params["Bucket"] == BUCKET
+        assert call.params["Bucket"] in (BUCKET, run.keystore_bucket)
         for key in _keys_of(call):
             assert key.startswith(f"{PREFIX}{AGENT}/"), (call.operation, key)
+            if call.params["Bucket"] != BUCKET:  # the keystore bucket holds branch keys only
+                assert key.startswith(KEYSTORE_FOLDER), (call.operation, key)
+
+
+def test_the_run_reached_the_keystore(run: Run) -> None:
+    keystore_calls = [
+        c for c in run.calls if c.service == "s3" and any(k.startswith(KEYSTORE_FOLDER) for k in _keys_of(c))
+    ]
+    assert {c.params["Bucket"] for c in keystore_calls} == {run.keystore_bucket}
+    assert "PutObject" in {c.operation for c in keystore_calls}
+
+
+def test_the_agent_only_creates_branch_keys(run: Run) -> None:
+    """Every write to the keystore is create-only (If-None-Match: *), nothing there is deleted:
+    what the policies' `s3:if-none-match` conditions require."""
+    for call in run.calls:
+        if call.service != "s3" or call.operation == "ListObjectsV2":
+            continue
+        if any(key.startswith(KEYSTORE_FOLDER) for key in _keys_of(call)):
+            assert call.operation in ("GetObject", "HeadObject", "PutObject"), call.operation
+            if call.operation == "PutObject":
+                assert call.params.get("IfNoneMatch") == "*", call.params["Key"]
 
 
 def test_every_kms_request_sends_the_agent_encryption_context(run: Run) -> None:
+    """`s3memory:agent` is the agent's own id (what the role and key policies bind to the tag);
+    the only other key allowed is the branch id of format v2."""
     kms_calls = [c for c in run.calls if c.service == "kms"]
     assert kms_calls
     for call in kms_calls:
-        assert call.params["EncryptionContext"] == {"s3memory:agent": AGENT}, call.operation
+        context = call.params["EncryptionContext"]
+        assert context["s3memory:agent"] == AGENT, call.operation
+        assert set(context) <= {"s3memory:agent", "s3memory:branch"}, call.operation
 
 
 S3Request = tuple[str, str, tuple[tuple[str, str], ...]]
@@ -234,11 +288,14 @@ def _s3_requests(run: Run) -> list[S3Request]:
     for call in run.calls:
         if call.service != "s3":
             continue
+        bucket_arn = f"arn:aws:s3:::{call.params['Bucket']}"
         for action in _actions(call):
             if call.operation == "ListObjectsV2":
-                requests.add((action, BUCKET_ARN, (("s3:prefix", call.params["Prefix"]),)))
+                requests.add((action, bucket_arn, (("s3:prefix", call.params["Prefix"]),)))
             else:
-                requests.update((action, f"{BUCKET_ARN}/{key}", ()) for key in _keys_of(call))
+                # The If-None-Match header reaches IAM as the condition key s3:if-none-match.
+                headers = (("s3:if-none-match", call.params["IfNoneMatch"]),) if "IfNoneMatch" in call.params else ()
+                requests.update((action, f"{bucket_arn}/{key}", headers) for key in _keys_of(call))
     return sorted(requests)
 
 
@@ -258,6 +315,7 @@ def _decisions(simulator: Simulator | str, run: Run, tag: str) -> dict[tuple[str
         pytest.fail(simulator, pytrace=False)
     decisions = {}
     for action, resource, context in _s3_requests(run):
+        in_keystore_bucket = resource.split("/")[0] != BUCKET_ARN
         decision = simulator.evaluate(
             principal=f"arn:aws:sts::{ACCOUNT}:assumed-role/{AGENT_ROLE_NAME}/s3memory-{tag}",
             action=action,
@@ -269,8 +327,9 @@ def _decisions(simulator: Simulator | str, run: Run, tag: str) -> dict[tuple[str
                 **dict(context),
             },
             identity_policies=[policy("agent-access")],
-            resource_policy=policy("bucket"),
+            resource_policy=policy("keystore-bucket" if in_keystore_bucket else "bucket"),
         )
+        assert decision.ignored_context_keys == [], (action, resource, decision.ignored_context_keys)
         decisions[(action, resource + "".join(f" {k}={v}" for k, v in context))] = decision.result
     return decisions
 

@@ -152,7 +152,7 @@ def test_no_policy_names_a_wildcard_principal_except_the_tls_denies() -> None:
         for statement in json.loads(render_file(path, values))["Statement"]:
             if statement.get("Principal") == "*":
                 assert statement["Effect"] == "Deny", (path.name, statement["Sid"])
-                assert path.name == "bucket.json.tftpl", (path.name, statement["Sid"])
+                assert path.name in ("bucket.json.tftpl", "keystore-bucket.json.tftpl"), (path.name, statement["Sid"])
 
 
 # -- the renderer itself ---------------------------------------------------------------------
@@ -222,3 +222,128 @@ def test_the_session_tag_key_is_the_same_in_library_module_and_templates() -> No
         text = path.read_text(encoding="utf-8")
         tag_keys = set(re.findall(r"(?:PrincipalTag|RequestTag)/([A-Za-z0-9_.:/=+@-]+?)[}\"]", text))
         assert tag_keys <= {AGENT_TAG_KEY}, (path.name, tag_keys)
+
+
+# -- the keystore bucket (branch keys) --------------------------------------------------------
+
+# Resources that would copy, expire or move objects of a bucket: none may act on the keystore
+# bucket, or a branch key could outlive `s3memory shred` (a replica) or vanish while memories
+# still need it (an expiry).
+_COPYING_OR_EXPIRING = (
+    "aws_s3_bucket_lifecycle_configuration",
+    "aws_s3_bucket_replication_configuration",
+    "aws_s3_bucket_intelligent_tiering_configuration",
+    "aws_s3_bucket_inventory",
+    "aws_backup_selection",
+    "aws_backup_plan",
+    "aws_s3control_multi_region_access_point",
+)
+# What the keystore bucket's resources must share with the memory bucket's, once the bucket
+# reference is swapped.
+_HARDENING = (
+    "aws_s3_bucket_public_access_block",
+    "aws_s3_bucket_ownership_controls",
+    "aws_s3_bucket_versioning",
+    "aws_s3_bucket_server_side_encryption_configuration",
+)
+
+
+def _resources(path: Path) -> dict[tuple[str, str], dict[str, Any]]:
+    """{(type, label): body} of every `resource "type" "label" {}` block in one file."""
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    for entry in _load(path).get("resource", []):
+        for kind, labelled in entry.items():
+            for label, body in labelled.items():
+                found[(_bare(kind), _bare(label))] = body
+    return found
+
+
+def _without_comments(body: Any) -> Any:
+    if isinstance(body, dict):
+        return {k: _without_comments(v) for k, v in body.items() if k != "__comments__"}
+    if isinstance(body, list):
+        return [_without_comments(v) for v in body]
+    return body
+
+
+MODULE_RESOURCES = _resources(TERRAFORM / "main.tf")
+
+
+def test_the_keystore_bucket_has_no_lifecycle_rule_and_no_replication() -> None:
+    keystore = MODULE_RESOURCES[("aws_s3_bucket", "keystore")]
+    assert not {"lifecycle_rule", "replication_configuration", "acceleration_status"} & set(keystore)
+    for (kind, label), body in MODULE_RESOURCES.items():
+        if kind in _COPYING_OR_EXPIRING:
+            assert "keystore" not in json.dumps(_without_comments(body)), (kind, label)
+    assert [label for kind, label in MODULE_RESOURCES if kind == "aws_s3_bucket_lifecycle_configuration"] == ["this"]
+    assert [key for key in MODULE_RESOURCES if key[0] == "aws_s3_bucket_replication_configuration"] == []
+    for path in TF_FILES:  # the example (or anything else in terraform/) adds none either
+        for kind, label in _resources(path):
+            assert kind not in ("aws_s3_bucket_replication_configuration", "aws_backup_selection"), (path, label)
+
+
+def test_the_memory_lifecycle_rule_never_names_the_keystore_bucket() -> None:
+    lifecycle = MODULE_RESOURCES[("aws_s3_bucket_lifecycle_configuration", "this")]
+    assert lifecycle["bucket"] == "${aws_s3_bucket.this.id}"
+    assert "keystore" not in json.dumps(_without_comments(lifecycle))
+    assert MODULE_RESOURCES[("aws_s3_bucket", "this")]["bucket"] == "${var.bucket_name}"
+
+
+def test_memory_expiration_days_says_branch_keys_are_out_of_its_reach() -> None:
+    description = _bare(_blocks(TERRAFORM / "variables.tf", "variable")["memory_expiration_days"]["description"])
+    assert "branch keys live in the keystore bucket" in description
+    assert "out of its reach" in description
+
+
+@pytest.mark.parametrize("kind", _HARDENING)
+def test_the_keystore_bucket_is_hardened_like_the_memory_bucket(kind: str) -> None:
+    memory = json.dumps(_without_comments(MODULE_RESOURCES[(kind, "this")]))
+    keystore = json.dumps(_without_comments(MODULE_RESOURCES[(kind, "keystore")]))
+    assert keystore == memory.replace("${aws_s3_bucket.this.id}", "${aws_s3_bucket.keystore.id}")
+    assert MODULE_RESOURCES[(kind, "keystore")]["bucket"] == "${aws_s3_bucket.keystore.id}"
+
+
+def test_the_keystore_bucket_has_its_own_tls_only_policy_and_optional_logging() -> None:
+    bucket_policy = MODULE_RESOURCES[("aws_s3_bucket_policy", "keystore")]
+    assert bucket_policy["bucket"] == "${aws_s3_bucket.keystore.id}"
+    assert bucket_policy["policy"] == "${local.keystore_bucket_policy}"
+    assert bucket_policy["depends_on"] == ["${aws_s3_bucket_public_access_block.keystore}"]
+    logging = MODULE_RESOURCES[("aws_s3_bucket_logging", "keystore")]
+    assert logging["bucket"] == "${aws_s3_bucket.keystore.id}"
+    assert logging["count"] == MODULE_RESOURCES[("aws_s3_bucket_logging", "this")]["count"]
+
+
+def test_the_keystore_bucket_name_defaults_to_the_bucket_name_with_keys() -> None:
+    locals_ = {k: v for entry in _load(TERRAFORM / "main.tf")["locals"] for k, v in entry.items()}
+    assert locals_["keystore_bucket_name"] == '${coalesce(var.keystore_bucket_name, "${var.bucket_name}-keys")}'
+    keystore = MODULE_RESOURCES[("aws_s3_bucket", "keystore")]
+    assert keystore["bucket"] == "${local.keystore_bucket_name}"
+    (precondition,) = keystore["lifecycle"][0]["precondition"]
+    assert "length(local.keystore_bucket_name) <= 63" in precondition["condition"]
+    variable = _blocks(TERRAFORM / "variables.tf", "variable")["keystore_bucket_name"]
+    assert variable["default"] is None
+    assert variable["validation"], "keystore_bucket_name must be validated as an S3 bucket name"
+
+
+def test_the_keystore_bucket_name_validation_accepts_only_bucket_names() -> None:
+    condition = _blocks(TERRAFORM / "variables.tf", "variable")["keystore_bucket_name"]["validation"][0]["condition"]
+    pattern = re.search(r'regex\(\\?"(.+?)\\?", var\.keystore_bucket_name\)', condition)
+    assert pattern is not None, condition
+    regex = re.compile(pattern.group(1).replace("\\\\", "\\"))
+    accepted = ["acme-s3memory-keys", "a.b-c", "k" * 63]
+    refused = ["Acme-Keys", "ab", "k" * 64, "-keys", "keys-", "a_b"]
+    assert [name for name in accepted if regex.fullmatch(name)] == accepted
+    assert [name for name in refused if regex.fullmatch(name)] == []
+
+
+def test_the_environment_and_the_lambda_example_pass_the_keystore_bucket() -> None:
+    outputs = _blocks(TERRAFORM / "outputs.tf", "output")
+    environment = outputs["environment"]["value"]
+    assert environment["S3MEMORY_KEYSTORE_BUCKET"] == "${aws_s3_bucket.keystore.id}"
+    assert outputs["keystore_bucket_name"]["value"] == "${aws_s3_bucket.keystore.id}"
+    assert outputs["keystore_bucket_arn"]["value"] == "${aws_s3_bucket.keystore.arn}"
+    function = _resources(EXAMPLE / "main.tf")[("aws_lambda_function", "agent")]
+    variables = function["environment"][0]["variables"]
+    assert variables.startswith("${merge(module.s3memory.environment,"), variables
+    handler = (EXAMPLE / "lambda" / "handler.py").read_text(encoding="utf-8")
+    assert 'keystore_bucket=os.environ.get("S3MEMORY_KEYSTORE_BUCKET") or None' in handler

@@ -26,7 +26,7 @@ from moto import mock_aws
 
 from s3memory.core.limits import DEFAULT_MODEL
 from s3memory.storage.sts import clear_agent_session_cache
-from tests.terraform.deploy import AGENT_ROLE_ARN, BUCKET, EXAMPLE, PREFIX, REPO
+from tests.terraform.deploy import AGENT_ROLE_ARN, BUCKET, EXAMPLE, KEYSTORE_BUCKET, PREFIX, REPO
 
 HANDLER = EXAMPLE / "lambda" / "handler.py"
 REGION = "us-east-1"
@@ -81,10 +81,12 @@ def deployed(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
     with mock_aws():
         session = boto3.session.Session(region_name=REGION)
         session.client("s3").create_bucket(Bucket=BUCKET)
+        session.client("s3").create_bucket(Bucket=KEYSTORE_BUCKET)
         key_arn = session.client("kms").create_key(Description="data keys")["KeyMetadata"]["Arn"]
         secret_arn = session.client("secretsmanager").create_secret(Name="anthropic", SecretString=API_KEY)["ARN"]
         for name, value in {
             "S3MEMORY_BUCKET": BUCKET,
+            "S3MEMORY_KEYSTORE_BUCKET": KEYSTORE_BUCKET,
             "S3MEMORY_PREFIX": PREFIX,
             "S3MEMORY_KMS_KEY_ID": key_arn,
             "S3MEMORY_REGION": REGION,
@@ -119,6 +121,29 @@ def test_handler_runs_one_turn_with_memory_in_the_agents_prefix(deployed: dict[s
     listed = deployed["session"].client("s3").list_objects_v2(Bucket=BUCKET)
     assert [o["Key"] for o in listed["Contents"]] == ["agents/alice/notes/today/progress.md"]
     assert deployed["tags"] == [[{"Key": "s3memory-agent", "Value": "alice"}]]
+
+
+def test_handler_keeps_branch_keys_in_the_keystore_bucket(deployed: dict[str, Any]) -> None:
+    """S3MEMORY_KEYSTORE_BUCKET (the module's `environment` sets it) sends the branch keys there."""
+    deployed["handler"].lambda_handler({"agent_id": "alice", "prompt": "Carry on."}, None)
+
+    keys = [o["Key"] for o in deployed["session"].client("s3").list_objects_v2(Bucket=KEYSTORE_BUCKET)["Contents"]]
+    assert keys
+    assert all(key.startswith("agents/alice/.s3memory/keys/") for key in keys), keys
+    assert stored(deployed["session"]) == ["agents/alice/notes/today/progress.md"]
+
+
+def test_handler_without_a_keystore_bucket_keeps_branch_keys_in_the_memory_bucket(
+    deployed: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("S3MEMORY_KEYSTORE_BUCKET")
+    deployed["handler"].lambda_handler({"agent_id": "alice", "prompt": "Carry on."}, None)
+
+    in_keystore = deployed["session"].client("s3").list_objects_v2(Bucket=KEYSTORE_BUCKET)
+    assert in_keystore.get("Contents", []) == []
+    keys = stored(deployed["session"])
+    assert "agents/alice/notes/today/progress.md" in keys
+    assert any(key.startswith("agents/alice/.s3memory/keys/") for key in keys), keys
 
 
 def test_handler_calls_the_tool_runner_with_the_memory_protocol(deployed: dict[str, Any]) -> None:
@@ -338,11 +363,13 @@ def test_every_aws_client_uses_s3memory_endpoint_url(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(boto3, "DEFAULT_SESSION", None)
     setup = boto3.session.Session(region_name=REGION)
     setup.client("s3", endpoint_url=moto_server).create_bucket(Bucket=BUCKET)
+    setup.client("s3", endpoint_url=moto_server).create_bucket(Bucket=KEYSTORE_BUCKET)
     key_arn = setup.client("kms", endpoint_url=moto_server).create_key()["KeyMetadata"]["Arn"]
     secrets = setup.client("secretsmanager", endpoint_url=moto_server)
     secret_arn = secrets.create_secret(Name="anthropic-endpoint-test", SecretString=API_KEY)["ARN"]
     for name, value in {
         "S3MEMORY_BUCKET": BUCKET,
+        "S3MEMORY_KEYSTORE_BUCKET": KEYSTORE_BUCKET,
         "S3MEMORY_PREFIX": PREFIX,
         "S3MEMORY_KMS_KEY_ID": key_arn,
         "S3MEMORY_REGION": REGION,

@@ -28,6 +28,7 @@ from tests.terraform.deploy import (
     AGENT_TAG_VARIABLE,
     BUCKET_ARN,
     DATA_KEY_ARN,
+    KEYSTORE_BUCKET_ARN,
     LAMBDA_ROLE_NAME,
     OPERATOR_ROLE_ARN,
     PREFIX,
@@ -427,10 +428,18 @@ def test_kms_role_policy_structure_names_no_other_key_but_the_sse_key_through_s3
     kms_statements = [s for s in policy("agent-access")["Statement"] if any(a.startswith("kms:") for a in s["Action"])]
     assert sorted(s["Resource"] for s in kms_statements) == sorted([DATA_KEY_ARN, SSE_KEY_ARN])
     (sse,) = _statements(policy("agent-access"), SSE_KEY_ARN)
-    # With S3 Bucket Keys S3's context is the bucket ARN; without them, the object ARN.
+    # With S3 Bucket Keys S3's context is the bucket ARN; without them, the object ARN. The same
+    # for the keystore bucket, whose objects are the agent's branch keys.
     assert sse["Condition"] == {
         "StringEquals": {"kms:ViaService": f"s3.{REGION}.amazonaws.com"},
-        "StringLike": {"kms:EncryptionContext:aws:s3:arn": [BUCKET_ARN, f"{BUCKET_ARN}/agents/{AGENT_TAG_VARIABLE}/*"]},
+        "StringLike": {
+            "kms:EncryptionContext:aws:s3:arn": [
+                BUCKET_ARN,
+                f"{BUCKET_ARN}/agents/{AGENT_TAG_VARIABLE}/*",
+                KEYSTORE_BUCKET_ARN,
+                f"{KEYSTORE_BUCKET_ARN}/agents/{AGENT_TAG_VARIABLE}/.s3memory/keys/*",
+            ]
+        },
     }
 
 

@@ -62,6 +62,8 @@ resource "aws_lambda_function" "agent" {
   reserved_concurrent_executions = var.reserved_concurrent_executions
 
   environment {
+    # module.s3memory.environment carries S3MEMORY_BUCKET, S3MEMORY_KEYSTORE_BUCKET (the branch
+    # keys' own bucket, which the handler passes to S3MemoryTool) and the other S3MEMORY_* settings.
     # ANTHROPIC_MODEL only when anthropic_model is set: otherwise the handler uses s3memory's default.
     variables = merge(module.s3memory.environment, {
       ANTHROPIC_MAX_TOKENS          = tostring(var.anthropic_max_tokens)

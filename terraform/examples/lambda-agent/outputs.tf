@@ -28,6 +28,11 @@ output "bucket_arn" {
   value       = module.s3memory.bucket_arn
 }
 
+output "keystore_bucket_name" {
+  description = "Name of the keystore bucket that holds the agents' branch keys (S3MEMORY_KEYSTORE_BUCKET)."
+  value       = module.s3memory.keystore_bucket_name
+}
+
 output "data_key_arn" {
   description = "ARN of the envelope KMS key."
   value       = module.s3memory.data_key_arn

@@ -23,7 +23,8 @@ it assumes the module's agent-access role with the session tag ``s3memory-agent=
 ``<prefix><agent_id>/`` and to data keys bound to that agent, whatever the code below does.
 
 Configuration (environment; Terraform sets all of it):
-  S3MEMORY_BUCKET, S3MEMORY_PREFIX, S3MEMORY_KMS_KEY_ID, S3MEMORY_REGION,
+  S3MEMORY_BUCKET, S3MEMORY_KEYSTORE_BUCKET (the agents' branch keys; unset keeps them in the
+  memory bucket), S3MEMORY_PREFIX, S3MEMORY_KMS_KEY_ID, S3MEMORY_REGION,
   S3MEMORY_AGENT_ROLE_ARN, S3MEMORY_ENDPOINT_URL (optional: every AWS client here uses it),
   S3MEMORY_TRUST_EVENT_AGENT_ID (true or false, default false), S3MEMORY_AGENT_ID_CLAIM,
   S3MEMORY_MODEL or ANTHROPIC_MODEL (default: s3memory's DEFAULT_MODEL),
@@ -141,6 +142,7 @@ def _memory_tool(agent_id: str) -> S3MemoryTool:
         keys=KmsKeys(_setting("S3MEMORY_KMS_KEY_ID"), kms_client=kms),
         s3_client=s3,
         prefix=os.environ.get("S3MEMORY_PREFIX", "agents/"),
+        keystore_bucket=os.environ.get("S3MEMORY_KEYSTORE_BUCKET") or None,
     )
 
 
