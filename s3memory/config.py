@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
     from .core.limits import Limits
     from .storage.keys import Keys
+    from .storage.vault import Vault
 
 
 class StorageSettings(BaseSettings):
@@ -40,6 +41,9 @@ class StorageSettings(BaseSettings):
     region: str | None = None
     profile: str | None = None
     agent_role_arn: str | None = Field(None, description="role assumed per agent (see assume_agent_session)")
+    keystore_bucket: str | None = Field(
+        None, min_length=3, max_length=63, description="bucket for the agents' branch keys (default: the memory bucket)"
+    )
     max_workers: int = Field(defaults.DEFAULT_MAX_WORKERS, ge=1, le=defaults.MAX_WORKERS)
     max_attempts: int = Field(defaults.DEFAULT_MAX_ATTEMPTS, ge=1, le=20)
     request_checksum_calculation: Literal["when_supported", "when_required"] | None = Field(
@@ -96,8 +100,13 @@ class Settings(StorageSettings):
     max_agent_bytes: int | None = Field(None, gt=0)
     max_agent_files: int | None = Field(defaults.DEFAULT_MAX_AGENT_FILES, gt=0)
     guard: GuardMode = "block"
-    key_cache_seconds: float = Field(defaults.DEFAULT_KEY_CACHE_SECONDS, gt=0)
-    key_cache_objects: int = Field(defaults.DEFAULT_KEY_CACHE_OBJECTS, gt=0)
+    key_cache_seconds: float = Field(
+        defaults.DEFAULT_KEY_CACHE_SECONDS, gt=0, description="how long unwrapped keys and keystore listings are reused"
+    )
+    key_cache_objects: int = Field(defaults.DEFAULT_KEY_CACHE_OBJECTS, gt=0, description="format-1 data keys only")
+    key_rotation_days: float = Field(
+        defaults.DEFAULT_KEY_ROTATION_DAYS, gt=0, description="age at which a new branch key becomes active"
+    )
     log_paths: bool = Field(False, description="put each command's memory path in its log record")
 
     @model_validator(mode="after")
@@ -124,12 +133,25 @@ class Settings(StorageSettings):
 
         return Limits(self.max_file_bytes, self.max_view_chars, self.max_agent_bytes, self.max_agent_files)
 
+    def vault(self, s3_client: S3Client, kms_client: KMSClient | None, agent_id: str) -> Vault:
+        """The agent's vault: the memory bucket, the keystore (bucket) and the key source these settings name."""
+        from .storage.store import ObjectStore
+        from .storage.vault import Vault
+
+        store = ObjectStore(s3_client, self.bucket)
+        keystore = ObjectStore(s3_client, self.keystore_bucket) if self.keystore_bucket else None
+        return Vault(
+            store, self.keys(kms_client), agent_id, self.prefix,
+            keystore_store=keystore, rotation_days=self.key_rotation_days,
+        )  # fmt: skip
+
     def keys(self, kms_client: KMSClient | None = None) -> Keys:
         from .storage.keys import KmsKeys, LocalKeys
 
         cache: dict[str, Any] = {
             "max_key_age": self.key_cache_seconds,
             "max_key_uses": self.key_cache_objects,
+            "cache_ttl": self.key_cache_seconds,
         }
         if self.local_key is not None:
             return LocalKeys(self.local_key_bytes(), **cache)

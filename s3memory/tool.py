@@ -26,7 +26,7 @@ from anthropic.types.beta import (
 )
 
 from .core.guard import Guard, GuardMode, SecretGuard
-from .core.limits import DEFAULT_MAX_WORKERS, Limits
+from .core.limits import DEFAULT_KEY_ROTATION_DAYS, DEFAULT_MAX_WORKERS, Limits
 from .errors import CommandError
 from .memory.engine import Memory
 from .storage.clients import SPARE_CONNECTIONS, botocore_config, client
@@ -74,8 +74,14 @@ def build_memory(
     guard: Guard | GuardMode = "block",
     max_workers: int = DEFAULT_MAX_WORKERS,
     log_paths: bool = False,
+    keystore_bucket: str | None = None,
+    key_rotation_days: float = DEFAULT_KEY_ROTATION_DAYS,
 ) -> tuple[Memory, ThreadPoolExecutor]:
-    """The command engine and its worker pool, as the tool classes use them."""
+    """The command engine and its worker pool, as the tool classes use them.
+
+    `keystore_bucket`: keep the agent's branch keys in this bucket instead of the memory bucket
+    (same layout; see SECURITY.md on crypto-shredding). `key_rotation_days`: when a new branch key
+    becomes active."""
     if not isinstance(keys, Keys):
         raise TypeError("keys must be KmsKeys(...) or LocalKeys(...)")
     if max_workers < 1:
@@ -83,7 +89,8 @@ def build_memory(
     if s3_client is not None:
         _check_pool(s3_client, max_workers)
     store = ObjectStore(s3_client if s3_client is not None else _default_s3(max_workers), bucket)
-    vault = Vault(store, keys, agent_id, prefix)
+    keystore = ObjectStore(store.s3, keystore_bucket) if keystore_bucket else None
+    vault = Vault(store, keys, agent_id, prefix, keystore_store=keystore, rotation_days=key_rotation_days)
     executor = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="s3memory")
     scanner = SecretGuard(guard) if isinstance(guard, str) else guard
     return Memory(vault, executor, limits or Limits(), scanner, log_paths=log_paths), executor
@@ -111,6 +118,8 @@ def settings_kwargs(settings: Settings, agent_id: str | None = None) -> dict[str
         "guard": settings.guard,
         "max_workers": settings.max_workers,
         "log_paths": settings.log_paths,
+        "keystore_bucket": settings.keystore_bucket,
+        "key_rotation_days": settings.key_rotation_days,
     }
 
 
@@ -177,6 +186,8 @@ class S3MemoryTool(BetaAbstractMemoryTool):
         guard: Guard | GuardMode = "block",
         max_workers: int = DEFAULT_MAX_WORKERS,
         log_paths: bool = False,
+        keystore_bucket: str | None = None,
+        key_rotation_days: float = DEFAULT_KEY_ROTATION_DAYS,
         cache_control: BetaCacheControlEphemeralParam | None = None,
         allowed_callers: Sequence[str] | None = None,
         defer_loading: bool | None = None,
@@ -190,6 +201,7 @@ class S3MemoryTool(BetaAbstractMemoryTool):
         self.memory, self._executor = build_memory(
             bucket=bucket, agent_id=agent_id, keys=keys, s3_client=s3_client, prefix=prefix,
             limits=limits, guard=guard, max_workers=max_workers, log_paths=log_paths,
+            keystore_bucket=keystore_bucket, key_rotation_days=key_rotation_days,
         )  # fmt: skip
 
     def to_dict(self) -> BetaMemoryTool20250818Param:

@@ -86,6 +86,17 @@ def s3(aws: None) -> Iterator[Any]:
 
 
 @pytest.fixture
+def keystore_bucket(s3: Any) -> Iterator[str]:
+    """A second, empty bucket for a separate keystore (S3MEMORY_KEYSTORE_BUCKET), emptied again afterwards."""
+    name = BUCKET[:55] + "-keys"
+    with contextlib.suppress(s3.exceptions.BucketAlreadyOwnedByYou, s3.exceptions.BucketAlreadyExists):
+        s3.create_bucket(Bucket=name)
+    empty_bucket(s3, name)
+    yield name
+    empty_bucket(s3, name)
+
+
+@pytest.fixture
 def kms(aws: None) -> Any:
     return boto3.client("kms", region_name=REGION, endpoint_url=ENDPOINT)
 

@@ -1,11 +1,14 @@
-"""The encrypted object format (version 1). Pure; the only module that touches AEAD primitives.
+"""The encrypted object format (versions 1 and 2). Pure; the only module that touches AEAD primitives.
 
 Body: AES-256-GCM ciphertext followed by its 16-byte tag, nothing else, so the plaintext size
 of an object is its S3 `Size` minus 16. Header: five ASCII S3 user-metadata entries (see
-FORMAT.md). Per object, HKDF-SHA256 derives from the data key and a random 32-byte salt a
+FORMAT.md). Per object, HKDF-SHA256 derives from the input key and a random 32-byte salt a
 one-object AES key, its nonce and a key-commitment value; the associated data binds the format
 version, the agent id and the logical path, so a ciphertext moved to another path or agent
 fails authentication.
+
+Version 1 carries a wrapped data key in every header; version 2 (written since 0.3) names the
+agent's branch key by id instead, and derives with the agent and the version in HKDF's info.
 
 Every failure to parse, commit or authenticate is the same opaque `IntegrityError`.
 """
@@ -16,6 +19,7 @@ import base64
 import binascii
 import hmac
 import os
+import re
 import struct
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -28,7 +32,8 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from s3memory.errors import IntegrityError
 
-VERSION = 1
+VERSION = 2  # what `seal` writes
+VERSIONS = (1, 2)  # what `open_sealed` reads
 TAG_BYTES = 16
 SALT_BYTES = 32
 DATA_KEY_BYTES = 32
@@ -40,11 +45,16 @@ META_PROVIDER = "s3m-kp"
 META_WRAPPED_KEY = "s3m-wk"
 META_SALT = "s3m-salt"
 META_COMMITMENT = "s3m-cm"
+META_BRANCH = "s3m-bk"  # version 2: the id of the agent's branch key the object key derives from
 # Optional: when the content last changed (whole seconds since the epoch, decimal ASCII). Bound
 # into the associated data, so it cannot be changed unnoticed; a rewrap (a metadata-only copy)
 # keeps it while S3's LastModified moves, so retention counts from the content, not the copy.
 META_MODIFIED = "s3m-mt"
-_META_KEYS = frozenset({META_VERSION, META_PROVIDER, META_WRAPPED_KEY, META_SALT, META_COMMITMENT})
+_META_KEYS = {
+    1: frozenset({META_VERSION, META_PROVIDER, META_WRAPPED_KEY, META_SALT, META_COMMITMENT}),
+    2: frozenset({META_VERSION, META_PROVIDER, META_BRANCH, META_SALT, META_COMMITMENT}),
+}
+_BRANCH_ID = re.compile(r"[0-9]{8}-[0-9a-f]{16}")
 _MAX_MODIFIED = 2**63 - 1
 _MAX_WRAPPED_KEY_BYTES = 1024
 _PROVIDER_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-._:")
@@ -62,46 +72,67 @@ class DataKey:
         return f"DataKey(provider={self.provider!r}, wrapped=<{len(self.wrapped)} bytes>)"
 
 
+@dataclass(frozen=True, repr=False)
+class BranchKey:
+    """One of an agent's branch keys (format 2): its id, its provider and its 32 secret bytes."""
+
+    branch_id: str
+    provider: str
+    plaintext: bytes
+
+    def __repr__(self) -> str:  # keep the key out of logs and tracebacks
+        return f"BranchKey(branch_id={self.branch_id!r}, provider={self.provider!r})"
+
+
 @dataclass(frozen=True)
 class Header:
+    """An object's envelope header. Version 1 has `wrapped_key`, version 2 has `branch_id`."""
+
     version: int
     provider: str
     wrapped_key: bytes
     salt: bytes
     commitment: bytes
     modified: int | None = None  # content change time (epoch seconds); None in objects written before it existed
+    branch_id: str = ""
 
     def to_metadata(self) -> dict[str, str]:
-        metadata = {
-            META_VERSION: str(self.version),
-            META_PROVIDER: self.provider,
-            META_WRAPPED_KEY: _b64(self.wrapped_key),
-            META_SALT: _b64(self.salt),
-            META_COMMITMENT: _b64(self.commitment),
-        }
+        metadata = {META_VERSION: str(self.version), META_PROVIDER: self.provider}
+        if self.version == 1:
+            metadata[META_WRAPPED_KEY] = _b64(self.wrapped_key)
+        else:
+            metadata[META_BRANCH] = self.branch_id
+        metadata[META_SALT] = _b64(self.salt)
+        metadata[META_COMMITMENT] = _b64(self.commitment)
         if self.modified is not None:
             metadata[META_MODIFIED] = str(self.modified)
         return metadata
 
     @classmethod
     def from_metadata(cls, metadata: Mapping[str, str]) -> Header:
-        """Parse strictly: exactly our five entries (and optionally the content time), known version,
-        exact lengths, canonical encodings."""
+        """Parse strictly: exactly the five entries of a known version (and optionally the content
+        time), exact lengths, canonical encodings."""
         ours = {k.lower(): v for k, v in metadata.items() if k.lower().startswith("s3m-")}
         modified = _parse_modified(ours.pop(META_MODIFIED, None))
-        if set(ours) != _META_KEYS or ours[META_VERSION] != str(VERSION):
+        version = {"1": 1, "2": 2}.get(ours.get(META_VERSION, ""))
+        if version is None or set(ours) != _META_KEYS[version]:
             raise IntegrityError()
         provider = ours[META_PROVIDER]
         if not provider or len(provider) > 64 or not set(provider) <= _PROVIDER_CHARS:
             raise IntegrityError()
-        wrapped = _unb64(ours[META_WRAPPED_KEY])
         salt = _unb64(ours[META_SALT])
         commitment = _unb64(ours[META_COMMITMENT])
-        if not 0 < len(wrapped) <= _MAX_WRAPPED_KEY_BYTES:
-            raise IntegrityError()
         if len(salt) != SALT_BYTES or len(commitment) != COMMITMENT_BYTES:
             raise IntegrityError()
-        return cls(VERSION, provider, wrapped, salt, commitment, modified)
+        if version == 2:
+            branch_id = ours[META_BRANCH]
+            if _BRANCH_ID.fullmatch(branch_id) is None:
+                raise IntegrityError()
+            return cls(2, provider, b"", salt, commitment, modified, branch_id)
+        wrapped = _unb64(ours[META_WRAPPED_KEY])
+        if not 0 < len(wrapped) <= _MAX_WRAPPED_KEY_BYTES:
+            raise IntegrityError()
+        return cls(1, provider, wrapped, salt, commitment, modified)
 
 
 def _parse_modified(text: str | None) -> int | None:
@@ -127,58 +158,71 @@ def _unb64(text: str) -> bytes:
     return data
 
 
-def associated_data(agent_id: str, path: str, modified: int | None = None) -> bytes:
+def associated_data(agent_id: str, path: str, modified: int | None = None, *, version: int = VERSION) -> bytes:
     """Canonical AAD: b"s3memory", version byte, then agent id and path, each length-prefixed;
     with a content time, b"mt" and the time as 8 big-endian bytes after them."""
     agent = agent_id.encode("utf-8")
     logical = path.encode("utf-8")
-    aad = b"s3memory" + struct.pack(">BH", VERSION, len(agent)) + agent + struct.pack(">I", len(logical)) + logical
+    aad = b"s3memory" + struct.pack(">BH", version, len(agent)) + agent + struct.pack(">I", len(logical)) + logical
     return aad if modified is None else aad + b"mt" + struct.pack(">Q", modified)
 
 
-def _derive(data_key: bytes, salt: bytes, label: bytes, length: int) -> bytes:
-    hkdf = HKDF(algorithm=SHA256(), length=length, salt=salt, info=b"s3memory/v1/" + label)
-    return hkdf.derive(data_key)
+def derivation_info(label: bytes, *, version: int, agent_id: str) -> bytes:
+    """HKDF info: version 1 `s3memory/v1/{label}`; version 2 adds NUL, u16be(len(agent)), agent."""
+    info = b"s3memory/v%d/" % version + label
+    if version == 1:
+        return info
+    agent = agent_id.encode("utf-8")
+    return info + b"\x00" + struct.pack(">H", len(agent)) + agent
 
 
-def derive_parts(data_key: bytes, salt: bytes) -> tuple[bytes, bytes, bytes]:
-    """(object key, nonce, commitment) for one object."""
-    if len(data_key) != DATA_KEY_BYTES or len(salt) != SALT_BYTES:
-        raise ValueError("data key must be 32 bytes and salt 32 bytes")
-    return (
-        _derive(data_key, salt, b"key", DATA_KEY_BYTES),
-        _derive(data_key, salt, b"nonce", NONCE_BYTES),
-        _derive(data_key, salt, b"commit", COMMITMENT_BYTES),
-    )
+def derive_parts(input_key: bytes, salt: bytes, *, version: int = 1, agent_id: str = "") -> tuple[bytes, bytes, bytes]:
+    """(object key, nonce, commitment) for one object, from its data key (v1) or branch key (v2)."""
+    if len(input_key) != DATA_KEY_BYTES or len(salt) != SALT_BYTES:
+        raise ValueError("input key must be 32 bytes and salt 32 bytes")
+
+    def derive(label: bytes, length: int) -> bytes:
+        info = derivation_info(label, version=version, agent_id=agent_id)
+        return HKDF(algorithm=SHA256(), length=length, salt=salt, info=info).derive(input_key)
+
+    return derive(b"key", DATA_KEY_BYTES), derive(b"nonce", NONCE_BYTES), derive(b"commit", COMMITMENT_BYTES)
 
 
 def _seal_from_parts(
-    plaintext: bytes, key: DataKey, *, agent_id: str, path: str, salt: bytes, modified: int | None = None
+    plaintext: bytes, key: DataKey | BranchKey, *, agent_id: str, path: str, salt: bytes, modified: int | None = None
 ) -> tuple[bytes, Header]:
-    """Deterministic core of `seal`, for known-answer tests."""
-    object_key, nonce, commitment = derive_parts(key.plaintext, salt)
-    body = AESGCM(object_key).encrypt(nonce, plaintext, associated_data(agent_id, path, modified))
-    return body, Header(VERSION, key.provider, key.wrapped, salt, commitment, modified)
+    """Deterministic core of `seal`, for known-answer tests. A `DataKey` writes version 1."""
+    version = 1 if isinstance(key, DataKey) else 2
+    object_key, nonce, commitment = derive_parts(key.plaintext, salt, version=version, agent_id=agent_id)
+    aad = associated_data(agent_id, path, modified, version=version)
+    body = AESGCM(object_key).encrypt(nonce, plaintext, aad)
+    if isinstance(key, DataKey):
+        return body, Header(1, key.provider, key.wrapped, salt, commitment, modified)
+    return body, Header(2, key.provider, b"", salt, commitment, modified, key.branch_id)
 
 
 def seal(
-    plaintext: bytes, key: DataKey, *, agent_id: str, path: str, modified: int | None = None
+    plaintext: bytes, key: DataKey | BranchKey, *, agent_id: str, path: str, modified: int | None = None
 ) -> tuple[bytes, Header]:
     """Encrypt `plaintext` for `path` of `agent_id` under a fresh per-object key; `modified`
-    (epoch seconds) is recorded, authenticated, as the content's change time."""
+    (epoch seconds) is recorded, authenticated, as the content's change time. A `BranchKey`
+    writes format 2 (what the tool writes); a `DataKey` writes format 1 (kept for tests of old objects)."""
     salt = os.urandom(SALT_BYTES)
     return _seal_from_parts(plaintext, key, agent_id=agent_id, path=path, salt=salt, modified=modified)
 
 
-def open_sealed(body: bytes, header: Header, data_key: bytes, *, agent_id: str, path: str) -> bytes:
-    """Check the key commitment, then authenticate and decrypt. Raises `IntegrityError` only."""
-    if len(body) < TAG_BYTES or len(data_key) != DATA_KEY_BYTES:
+def open_sealed(body: bytes, header: Header, input_key: bytes, *, agent_id: str, path: str) -> bytes:
+    """Check the key commitment, then authenticate and decrypt. Raises `IntegrityError` only.
+
+    `input_key`: the unwrapped data key (version 1) or the branch key the header names (version 2)."""
+    if len(body) < TAG_BYTES or len(input_key) != DATA_KEY_BYTES or header.version not in VERSIONS:
         raise IntegrityError()
-    object_key, nonce, commitment = derive_parts(data_key, header.salt)
+    object_key, nonce, commitment = derive_parts(input_key, header.salt, version=header.version, agent_id=agent_id)
     if not hmac.compare_digest(commitment, header.commitment):
         raise IntegrityError()
+    aad = associated_data(agent_id, path, header.modified, version=header.version)
     try:
-        return AESGCM(object_key).decrypt(nonce, body, associated_data(agent_id, path, header.modified))
+        return AESGCM(object_key).decrypt(nonce, body, aad)
     except InvalidTag:
         raise IntegrityError() from None
 

@@ -19,8 +19,6 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 from s3memory.core.guard import SecretGuard
 from s3memory.errors import CommandError
 from s3memory.memory.engine import Memory
-from s3memory.storage.store import ObjectStore
-from s3memory.storage.vault import Vault
 
 from .schema import COMMANDS
 
@@ -91,7 +89,7 @@ def open_memory(settings: Settings, agent_id: str) -> tuple[Memory, ThreadPoolEx
     With `S3MEMORY_AGENT_ROLE_ARN` set, the clients act as the agent (per-agent credentials).
     """
     s3, kms = settings.clients(agent_id)
-    vault = Vault(ObjectStore(s3, settings.bucket), settings.keys(kms), agent_id, settings.prefix)
+    vault = settings.vault(s3, kms, agent_id)
     executor = ThreadPoolExecutor(max_workers=settings.max_workers, thread_name_prefix="s3memory")
     memory = Memory(vault, executor, settings.limits(), SecretGuard(settings.guard), log_paths=settings.log_paths)
     return memory, executor

@@ -240,7 +240,10 @@ class Memory:
 
     @detached
     def clear_all(self) -> str:
-        """Delete every object of this agent (bookkeeping included). Not a model command."""
+        """Delete every object of this agent, intent records included, but not its branch keys
+        (other processes may be writing with them; erasing them is `s3memory shred`). Not a model command."""
+        space = self.vault.space
         with self._failures(ROOT):
-            self.changes.delete_keys([(obj.key, "") for obj in self.vault.store.list_all(self.vault.root)])
+            objects = self.vault.store.list_all(self.vault.root)
+            self.changes.delete_keys([(obj.key, "") for obj in objects if not space.is_keystore(obj.key)])
         return "All memory cleared"

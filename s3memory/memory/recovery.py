@@ -48,8 +48,10 @@ class RootScan:
 
 
 def scan_root(vault: Vault, page: Page, token: str | None) -> RootScan:
+    """Read the first page of the root listing; it also hands the keystore its folder, if it holds it."""
     marker = vault.dir_prefix(INTENTS)
     last = page.objects[-1].key if page.objects else ""
+    vault.keystore.prime(vault.store.bucket, page.objects, last_key=last, complete=token is None)
     if any(obj.key.startswith(marker) for obj in page.objects):
         has_records: bool | None = True
     else:

@@ -1,8 +1,10 @@
-"""Data-key providers (KMS, local) and their in-process caches.
+"""Key providers (KMS, local) and their in-process caches.
 
-A provider hands out one data key per agent for a bounded window (time and object count),
-and remembers unwrapped keys by their wrapped blob (bounded LRU with a TTL), so a process
-makes about one KMS call per agent per window however many objects it writes or reads.
+A provider wraps and unwraps the agent's branch keys (format 2; see `keystore`), and the data
+keys of format-1 objects. It remembers unwrapped keys by their wrapped blob (bounded LRU with a
+TTL) and each keystore listing it was handed, so a process makes one KMS call per branch key it
+meets, however many objects it writes or reads. `data_key` still hands out format-1 data keys
+(one per agent for a bounded window), which only tests of old objects use.
 """
 
 from __future__ import annotations
@@ -12,47 +14,31 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
-
-from botocore.exceptions import BotoCoreError, ClientError
+from typing import Any
 
 from s3memory.core import envelope
 from s3memory.core.envelope import DataKey
+from s3memory.core.keyring import BranchRecord, Ring
 from s3memory.core.limits import DEFAULT_KEY_CACHE_OBJECTS, DEFAULT_KEY_CACHE_SECONDS
-from s3memory.errors import IntegrityError, KeyMisconfigured, KeyUnavailable
-
-from .clients import client
-from .log_filter import install_log_filter
-
-if TYPE_CHECKING:
-    from mypy_boto3_kms import KMSClient
+from s3memory.errors import IntegrityError, KeyUnavailable
 
 Clock = Callable[[], float]
 KMS_CONTEXT_KEY = "s3memory:agent"
-# KMS answers these when a wrapped key is not one it can open for this context: the object
-# (or its header) is not what we wrote, which is an integrity failure, not an outage.
-_KMS_INTEGRITY_CODES = frozenset({"InvalidCiphertextException", "IncorrectKeyException"})
-# Answers that may pass; anything else (NotFoundException, DisabledException,
-# KMSInvalidStateException for a key pending deletion, AccessDeniedException, ...) needs an operator.
-_KMS_TRANSIENT_CODES = frozenset(
-    {
-        "ThrottlingException",
-        "KMSInternalException",
-        "DependencyTimeoutException",
-        "KeyUnavailableException",
-        "LimitExceededException",
-        "RequestTimeout",
-        "ServiceUnavailable",
-    }
-)
-_KMS_CLIENT_CONFIG_ERRORS = frozenset(
-    {"NoCredentialsError", "PartialCredentialsError", "NoRegionError", "ProfileNotFound"}
-)
+KMS_BRANCH_CONTEXT_KEY = "s3memory:branch"
 _FLIGHT_STRIPES = 64
 
 
-def encryption_context(agent_id: str) -> dict[str, str]:
-    return {KMS_CONTEXT_KEY: agent_id}
+def encryption_context(agent_id: str, branch_id: str | None = None) -> dict[str, str]:
+    """KMS's encryption context: the agent (IAM conditions pin it), and for branch keys their id."""
+    if branch_id is None:
+        return {KMS_CONTEXT_KEY: agent_id}
+    return {KMS_CONTEXT_KEY: agent_id, KMS_BRANCH_CONTEXT_KEY: branch_id}
+
+
+def local_context(agent_id: str, branch_id: str | None = None) -> bytes:
+    """The local wrap's binding: the agent, and for branch keys NUL and the id (agent ids hold no NUL)."""
+    agent = agent_id.encode("utf-8")
+    return agent if branch_id is None else agent + b"\x00" + branch_id.encode("ascii")
 
 
 class Keys:
@@ -79,6 +65,7 @@ class Keys:
         self._lock = threading.Lock()
         self._current: dict[str, tuple[DataKey, float, int]] = {}
         self._unwrapped: OrderedDict[tuple[str, str, bytes], tuple[bytes, float]] = OrderedDict()
+        self._rings: dict[tuple[str, str], tuple[Ring, float]] = {}  # (bucket, keystore folder) -> listing
         # Single flight: threads that miss the cache for the same key at once (a parallel rename
         # on a cold process) wait for one KMS request instead of each making their own.
         self._flights = [threading.Lock() for _ in range(_FLIGHT_STRIPES)]
@@ -90,7 +77,62 @@ class Keys:
     def _unwrap(self, agent_id: str, wrapped: bytes) -> bytes:
         raise NotImplementedError
 
-    # -- public --
+    def _generate_branch(self, agent_id: str, branch_id: str) -> tuple[bytes, bytes]:
+        raise NotImplementedError
+
+    def _unwrap_branch(self, agent_id: str, branch_id: str, wrapped: bytes) -> bytes:
+        raise NotImplementedError
+
+    # -- branch keys (format 2) --
+    def new_branch_key(self, agent_id: str, branch_id: str) -> tuple[bytes, bytes]:
+        """(plaintext, wrapped) of a new branch key, wrapped with the agent and its id bound in."""
+        plaintext, wrapped = self._generate_branch(agent_id, branch_id)
+        if len(plaintext) != envelope.DATA_KEY_BYTES or not wrapped:
+            raise KeyUnavailable("InvalidDataKeyLength")
+        return plaintext, wrapped
+
+    def remember_branch_key(self, agent_id: str, record: BranchRecord, plaintext: bytes) -> None:
+        """Cache a branch key this process just made, so using it costs no unwrap."""
+        with self._lock:
+            self._remember(agent_id, record.provider, record.wrapped, plaintext, self._clock())
+
+    def unwrap_branch(self, agent_id: str, record: BranchRecord) -> bytes:
+        """The plaintext of a branch key; cached by its wrapped blob, one unwrap at a time per blob."""
+        if record.provider != self.provider_id:
+            raise IntegrityError()
+        cache_key = (agent_id, record.provider, record.wrapped)
+        plaintext = self._cached(cache_key)
+        if plaintext is not None:
+            return plaintext
+        with self._flight(cache_key):
+            plaintext = self._cached(cache_key)
+            if plaintext is not None:
+                return plaintext
+            now = self._clock()
+            plaintext = self._unwrap_branch(agent_id, record.branch_id, record.wrapped)
+            if len(plaintext) != envelope.DATA_KEY_BYTES:
+                raise IntegrityError()
+            with self._lock:
+                self._remember(agent_id, record.provider, record.wrapped, plaintext, now)
+            return plaintext
+
+    def cached_ring(self, location: tuple[str, str]) -> Ring | None:
+        """The keystore listing last seen at `location` (bucket, folder), if younger than the TTL."""
+        with self._lock:
+            hit = self._rings.get(location)
+            return hit[0] if hit is not None and self._clock() - hit[1] < self._ttl else None
+
+    def remember_ring(self, location: tuple[str, str], ring: Ring) -> None:
+        with self._lock:
+            self._rings[location] = (ring, self._clock())
+            while len(self._rings) > self._cache_size:
+                self._rings.pop(next(iter(self._rings)))
+
+    def flight(self, what: object) -> threading.Lock:
+        """A lock shared by everyone working on `what` (threads wait for one request, not make their own)."""
+        return self._flight(what)
+
+    # -- format-1 data keys --
     def data_key(self, agent_id: str) -> DataKey:
         """The agent's current data key, generated anew when the window is used up."""
         key = self._take_current(agent_id)
@@ -161,6 +203,7 @@ class Keys:
         with self._lock:
             self._current.clear()
             self._unwrapped.clear()
+            self._rings.clear()
 
     def _remember(self, agent_id: str, provider: str, wrapped: bytes, plaintext: bytes, now: float) -> None:
         self._unwrapped[(agent_id, provider, wrapped)] = (plaintext, now)
@@ -194,96 +237,15 @@ class LocalKeys(Keys):
     def _unwrap(self, agent_id: str, wrapped: bytes) -> bytes:
         return envelope.unwrap_local(self._master, wrapped, agent_id.encode("utf-8"))
 
+    def _generate_branch(self, agent_id: str, branch_id: str) -> tuple[bytes, bytes]:
+        plaintext = os.urandom(envelope.DATA_KEY_BYTES)
+        return plaintext, envelope.wrap_local(self._master, plaintext, local_context(agent_id, branch_id))
 
-def _kms_error(err: Exception, *, from_header: bool = False) -> Exception:
-    """KMS's answer as ours. `from_header`: the ciphertext came from a stored object's header, so
-    KMS refusing it (cannot open it, or it names a key we may not use) means the object is not
-    what we wrote: an integrity failure of that object, not a key outage."""
-    if isinstance(err, ClientError):
-        code = str(err.response.get("Error", {}).get("Code") or "KMSError")
-        status = str(err.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or "")
-        if code in _KMS_INTEGRITY_CODES or (from_header and code == "AccessDeniedException"):
-            return IntegrityError()
-        if code in _KMS_TRANSIENT_CODES or status.startswith("5"):
-            return KeyUnavailable(code)
-        return KeyMisconfigured(code)
-    name = type(err).__name__
-    if name in _KMS_CLIENT_CONFIG_ERRORS:
-        return KeyMisconfigured(name)
-    return KeyUnavailable("ConnectionError")
+    def _unwrap_branch(self, agent_id: str, branch_id: str, wrapped: bytes) -> bytes:
+        return envelope.unwrap_local(self._master, wrapped, local_context(agent_id, branch_id))
 
 
-class KmsKeys(Keys):
-    """Data keys from AWS KMS `GenerateDataKey` (AES_256), bound to the agent by encryption context."""
+# KmsKeys lives in `kms` (the one module that talks to KMS); importable from here as before.
+from .kms import KmsKeys, kms_error  # noqa: E402
 
-    provider_id = "aws-kms"
-
-    def __init__(self, key_id: str, *, kms_client: KMSClient | None = None, **cache: Any) -> None:
-        if not isinstance(key_id, str) or not key_id:
-            raise ValueError("KmsKeys needs a KMS key id, ARN or alias")
-        super().__init__(**cache)
-        install_log_filter()
-        self.key_id = key_id
-        self._kms: KMSClient = kms_client if kms_client is not None else client("kms")
-
-    def __repr__(self) -> str:
-        return f"KmsKeys(key_id={self.key_id!r})"
-
-    def clients(self) -> list[Any]:
-        return [self._kms]
-
-    def _generate(self, agent_id: str) -> DataKey:
-        try:
-            resp = self._kms.generate_data_key(
-                KeyId=self.key_id, KeySpec="AES_256", EncryptionContext=encryption_context(agent_id)
-            )
-        except (ClientError, BotoCoreError) as err:
-            raise _kms_error(err) from err
-        plaintext, wrapped = resp.get("Plaintext", b""), resp.get("CiphertextBlob", b"")
-        if len(plaintext) != envelope.DATA_KEY_BYTES or not wrapped or not resp.get("KeyId"):
-            raise KeyUnavailable("InvalidKMSResponse")
-        return DataKey(plaintext, wrapped, self.provider_id)
-
-    def _unwrap(self, agent_id: str, wrapped: bytes) -> bytes:
-        try:
-            resp = self._kms.decrypt(CiphertextBlob=wrapped, EncryptionContext=encryption_context(agent_id))
-        except (ClientError, BotoCoreError) as err:
-            raise _kms_error(err, from_header=True) from err
-        return resp.get("Plaintext", b"")
-
-    def rewrap(self, agent_id: str, wrapped: bytes, destination_key_id: str) -> bytes:
-        """Re-wrap a data key under another KMS key inside KMS (`ReEncrypt`); the key never leaves KMS."""
-        return self.rewrap_with_ids(agent_id, wrapped, destination_key_id)[0]
-
-    def rewrap_with_ids(
-        self, agent_id: str, wrapped: bytes, destination_key_id: str, source_key_id: str | None = None
-    ) -> tuple[bytes, str, str]:
-        """`rewrap`, also returning KMS's `SourceKeyId` and `KeyId` (ARNs): equal when the blob was already
-        under the destination key, so a resumed key migration can skip it.
-
-        `source_key_id` is sent as `SourceKeyId` (some KMS implementations require it); a blob that is
-        under the destination key already (a resumed migration) is then re-encrypted onto itself.
-        """
-        context = encryption_context(agent_id)
-        request: dict[str, Any] = {
-            "CiphertextBlob": wrapped,
-            "SourceEncryptionContext": context,
-            "DestinationKeyId": destination_key_id,
-            "DestinationEncryptionContext": context,
-        }
-        if source_key_id:
-            request["SourceKeyId"] = source_key_id
-        try:
-            try:
-                resp = self._kms.re_encrypt(**request)
-            except ClientError as err:
-                if not source_key_id or err.response.get("Error", {}).get("Code") != "IncorrectKeyException":
-                    raise
-                resp = self._kms.re_encrypt(**{**request, "SourceKeyId": destination_key_id})
-        except (ClientError, BotoCoreError) as err:
-            # Not `from_header`: here AccessDenied is about the keys (ReEncryptFrom/To), not the blob.
-            raise _kms_error(err) from err
-        blob = resp.get("CiphertextBlob", b"")
-        if not blob:
-            raise KeyUnavailable("InvalidKMSResponse")
-        return blob, str(resp.get("SourceKeyId", "")), str(resp.get("KeyId", ""))
+__all__ = ["Keys", "KmsKeys", "LocalKeys", "encryption_context", "kms_error", "local_context"]

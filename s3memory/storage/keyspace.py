@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from s3memory.core import paths
+from s3memory.core.keyring import KEYSTORE_FOLDER
 from s3memory.core.paths import RESERVED_SEGMENT, MemoryPath
 from s3memory.errors import CommandError
 
@@ -32,6 +33,15 @@ class AgentKeyspace:
     @property
     def bookkeeping_prefix(self) -> str:
         return self.root + RESERVED_SEGMENT + "/"
+
+    @property
+    def keystore_prefix(self) -> str:
+        """`{root}.s3memory/keys/`: the agent's branch keys (when the keystore is in this bucket)."""
+        return self.bookkeeping_prefix + KEYSTORE_FOLDER + "/"
+
+    def is_keystore(self, key: str) -> bool:
+        """True for the agent's branch-key objects: not sealed records, never read as files."""
+        return key.startswith(self.keystore_prefix)
 
     def parse(self, raw: object, *, reserved_ok: bool = False) -> MemoryPath:
         """Validate a path the model (or a local file) names, including the key-length limit."""

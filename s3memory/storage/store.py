@@ -29,6 +29,7 @@ class StoredObject:
     body: bytes
     etag: str
     metadata: dict[str, str]
+    last_modified: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,7 @@ class ObjectStore:
             body = resp["Body"].read()
         except (ClientError, BotoCoreError) as err:
             raise translate(err, "GetObject") from err
-        return StoredObject(body, resp.get("ETag", ""), dict(resp.get("Metadata", {})))
+        return StoredObject(body, resp.get("ETag", ""), dict(resp.get("Metadata", {})), resp.get("LastModified"))
 
     def head(self, key: str) -> ObjectInfo | None:
         try:

@@ -1,7 +1,8 @@
 """Encrypted objects of one agent: seal on write, authenticate on read.
 
-This joins `store` (S3 requests), `keys` (data keys), `keyspace` (where the agent's objects
-live) and the envelope format. The memory commands and the operator commands both read and
+This joins `store` (S3 requests), `keystore` (the agent's branch keys), `keys` (the provider
+that unwraps them, and the data keys of format-1 objects), `keyspace` (where the agent's
+objects live) and the envelope format. The memory commands and the operator commands both read and
 write through it.
 """
 
@@ -12,11 +13,13 @@ from dataclasses import dataclass
 
 from s3memory.core import envelope
 from s3memory.core.envelope import Header
+from s3memory.core.limits import DEFAULT_KEY_ROTATION_DAYS
 from s3memory.core.paths import MemoryPath
 from s3memory.errors import IntegrityError
 
 from .keys import Keys
 from .keyspace import AgentKeyspace
+from .keystore import Keystore
 from .store import ObjectStore, StoredObject
 
 
@@ -27,12 +30,24 @@ class Sealed:
 
 
 class Vault:
-    def __init__(self, store: ObjectStore, keys: Keys, agent_id: str, prefix: str = "") -> None:
+    """`keystore_store`: the bucket of the agent's keystore, when it is not the memory bucket."""
+
+    def __init__(
+        self,
+        store: ObjectStore,
+        keys: Keys,
+        agent_id: str,
+        prefix: str = "",
+        *,
+        keystore_store: ObjectStore | None = None,
+        rotation_days: float = DEFAULT_KEY_ROTATION_DAYS,
+    ) -> None:
         self.store = store
         self.keys = keys
         self.space = AgentKeyspace(prefix, agent_id)
         self.agent_id = agent_id
         self.root = self.space.root
+        self.keystore = Keystore(keystore_store or store, keys, self.space, rotation_days=rotation_days)
 
     # -- the key layout (see AgentKeyspace) --
     def parse(self, raw: object) -> MemoryPath:
@@ -48,17 +63,28 @@ class Vault:
         return self.space.path_of(key)
 
     # -- crypto --
-    def seal(self, path: MemoryPath, plaintext: bytes) -> Sealed:
-        data_key = self.keys.data_key(self.agent_id)
-        modified = int(time.time())  # every write of the tool changes content (or its path)
-        body, header = envelope.seal(plaintext, data_key, agent_id=self.agent_id, path=path.display, modified=modified)
+    def seal(self, path: MemoryPath, plaintext: bytes, *, modified: int | None = None) -> Sealed:
+        """Seal under the agent's active branch key (format 2). `modified`: the content's change
+        time to record (default now: every write of the tool changes content or its path)."""
+        branch = self.keystore.active()
+        when = int(time.time()) if modified is None else modified
+        body, header = envelope.seal(plaintext, branch, agent_id=self.agent_id, path=path.display, modified=when)
         return Sealed(body, header.to_metadata())
+
+    def input_key(self, header: Header) -> bytes:
+        """The key an object's header names: its branch key (format 2) or its unwrapped data key (format 1)."""
+        if header.version == 1:
+            return self.keys.unwrap(self.agent_id, header.provider, header.wrapped_key)
+        branch = self.keystore.branch(header.branch_id)
+        if branch.provider != header.provider:
+            raise IntegrityError()
+        return branch.plaintext
 
     def open(self, path: MemoryPath, obj: StoredObject) -> bytes:
         """Authenticate and decrypt `obj` as the file at `path`; `IntegrityError` if anything is off."""
         header = Header.from_metadata(obj.metadata)
-        data_key = self.keys.unwrap(self.agent_id, header.provider, header.wrapped_key)
-        return envelope.open_sealed(obj.body, header, data_key, agent_id=self.agent_id, path=path.display)
+        key = self.input_key(header)
+        return envelope.open_sealed(obj.body, header, key, agent_id=self.agent_id, path=path.display)
 
     def open_text(self, path: MemoryPath, obj: StoredObject) -> str:
         try:

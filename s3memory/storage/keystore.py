@@ -1,0 +1,229 @@
+"""One agent's keystore: its branch keys, read with one LIST, created on first write, rotated on schedule.
+
+The layout and records are in `core.keyring`. The listing is cached by the key provider (per
+process, with its TTL), and so are unwrapped branch keys, so a warm process makes no request
+here; a cold one makes one LIST (none when the agent's root listing already held the folder,
+see `prime`) and one unwrap per branch key it meets. Every write here is a create
+(If-None-Match): concurrent first writers, or concurrent rotations, race for one claim name and
+the losers adopt the winner's key, so an agent never has two active keys in use.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from s3memory.core import keyring
+from s3memory.core.envelope import BranchKey
+from s3memory.core.keyring import BranchRecord, Ring
+from s3memory.core.limits import DEFAULT_KEY_ROTATION_DAYS
+from s3memory.errors import IntegrityError, KeyMisconfigured, KeyUnavailable, NotFound, PreconditionFailed, StorageError
+
+from .keys import Keys
+from .keyspace import AgentKeyspace
+from .listing import complete_before
+from .store import ObjectInfo, ObjectStore
+
+log = logging.getLogger("s3memory")
+# After a scheduled rotation failed (e.g. the role may not create keys), wait this long before
+# trying again, so a failing rotation never costs a KMS call per command.
+ROTATION_RETRY_SECONDS = 300.0
+
+
+@dataclass(frozen=True)
+class Rotation:
+    previous: BranchRecord | None
+    active: BranchRecord
+    created: bool  # False: another process rotated at the same moment and its key was adopted
+
+
+class Keystore:
+    def __init__(
+        self,
+        store: ObjectStore,
+        keys: Keys,
+        space: AgentKeyspace,
+        *,
+        rotation_days: float = DEFAULT_KEY_ROTATION_DAYS,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if rotation_days <= 0:
+            raise ValueError("rotation_days must be positive")
+        self.store = store
+        self.keys = keys
+        self.agent_id = space.agent_id
+        self.folder = space.keystore_prefix
+        self.location = (store.bucket, self.folder)
+        self.rotation_seconds = rotation_days * 86400.0
+        self._clock = clock
+        self._rotation_failed_at: float | None = None
+        self._create_lock = threading.Lock()
+
+    # -- reading --
+    def ring(self, *, refresh: bool = False) -> Ring:
+        """The keystore listing: from the provider's cache unless stale or `refresh`, else one LIST."""
+        if not refresh:
+            cached = self.keys.cached_ring(self.location)
+            if cached is not None:
+                return cached
+        with self.keys.flight(("ring", self.location)):
+            if not refresh:
+                cached = self.keys.cached_ring(self.location)
+                if cached is not None:
+                    return cached
+            return self._remember(self.store.list_all(self.folder))
+
+    def prime(self, bucket: str, objects: Iterable[ObjectInfo], *, last_key: str, complete: bool) -> None:
+        """Take the folder's entries from a listing of the agent's root in `bucket` that the caller
+        made anyway, if it is the keystore's bucket and the listing covered the whole folder; this
+        saves a cold process its LIST."""
+        if bucket != self.store.bucket or self.keys.cached_ring(self.location) is not None:
+            return
+        if complete or complete_before(self.folder, last_key):
+            self._remember(obj for obj in objects if obj.key.startswith(self.folder))
+
+    def _remember(self, objects: Iterable[ObjectInfo]) -> Ring:
+        ring = Ring.from_listing((obj.key[len(self.folder) :], obj.etag) for obj in objects)
+        self.keys.remember_ring(self.location, ring)
+        return ring
+
+    def records(self) -> list[BranchRecord]:
+        """Every branch key of the agent, oldest first (claims without an index entry are read)."""
+        ring = self.ring(refresh=True)
+        return [self.record(ring, generation) for generation in sorted(ring.claims)]
+
+    def record(self, ring: Ring, generation: int) -> BranchRecord:
+        """The record of a claimed generation: from its index entry, or (none, or several that
+        disagree) from the claim itself, one GET; a missing index entry is then written."""
+        indexed = ring.indexed(generation)
+        if len({r.branch_id for r in indexed}) == 1:
+            return indexed[-1]
+        try:
+            claim = self.store.get(self.folder + keyring.claim_name(generation))
+        except NotFound:
+            raise IntegrityError() from None
+        record = keyring.parse_claim(claim.body, generation)
+        if not indexed:
+            self._write_index(record)
+        cached = self.keys.cached_ring(self.location)
+        if cached is not None and record not in cached.records.get(record.branch_id, []):
+            self._add_to_cache(record)  # read the claim once, not at every command
+        return record
+
+    def branch(self, branch_id: str) -> BranchKey:
+        """The branch key an object's header names (format 2). `IntegrityError` if the keystore has
+        no such key (shredded, retired, or the header is not ours)."""
+        generation = keyring.generation_of(branch_id)
+        ring = self.ring()
+        if branch_id not in ring.records and generation not in ring.claims:
+            ring = self.ring(refresh=True)  # perhaps newer than what this process has seen
+        candidates = list(ring.records.get(branch_id, ()))
+        if not candidates and generation in ring.claims:
+            candidates = [r for r in [self.record(ring, generation)] if r.branch_id == branch_id]
+        if not candidates:
+            raise IntegrityError()
+        return self._unwrap_first(candidates)
+
+    def _unwrap_first(self, candidates: list[BranchRecord]) -> BranchKey:
+        """Unwrap the first record that opens. Several records of one key exist only for a moment
+        (a rewrap writes the new entry before it deletes the old one)."""
+        failure: KeyUnavailable | IntegrityError | None = None
+        for record in reversed(candidates):
+            try:
+                return BranchKey(record.branch_id, record.provider, self.keys.unwrap_branch(self.agent_id, record))
+            except (KeyUnavailable, IntegrityError) as err:  # try the next record; the last failure is raised
+                failure = err
+        assert failure is not None
+        raise failure
+
+    # -- writing --
+    def active(self) -> BranchKey:
+        """The branch key new objects are sealed under: created on the agent's first write, and
+        replaced by a new generation when the rotation period has passed."""
+        record = self._usable(self.ring())
+        if record is not None and not self._due(record):
+            return self._key(record)
+        with self._create_lock:  # threads of this tool create (or rotate to) one key, not one each
+            ring = self.ring()
+            record = self._usable(ring)
+            if record is None:
+                return self._key(self._create(1)[0])
+            if self._due(record):
+                try:
+                    record = self._create(ring.active_generation + 1)[0]
+                except (StorageError, KeyUnavailable) as err:
+                    self._rotation_failed_at = time.monotonic()
+                    log.warning(
+                        "s3memory: scheduled branch key rotation failed (%s); keeping the current key", err.code
+                    )
+            return self._key(record)
+
+    def _usable(self, ring: Ring) -> BranchRecord | None:
+        """The active record (None: the agent has no key yet), if this tool's key source made it."""
+        if ring.active_generation == 0:
+            return None
+        record = self.record(ring, ring.active_generation)
+        if record.provider != self.keys.provider_id:
+            # One agent, one key source: a tool with another one must not mint keys of its own (two
+            # sources would take turns rotating). `s3memory rotate` with the new source switches.
+            raise KeyMisconfigured("BranchKeyOfAnotherKeySource")
+        return record
+
+    def _due(self, record: BranchRecord) -> bool:
+        return record.due(self._clock(), self.rotation_seconds) and self._may_try_rotation()
+
+    def rotate(self) -> Rotation:
+        """Make a new branch key active now (operator's `s3memory rotate`)."""
+        ring = self.ring(refresh=True)
+        generation = ring.active_generation
+        previous = self.record(ring, generation) if generation else None
+        active, created = self._create(generation + 1)
+        return Rotation(previous, active, created)
+
+    def _may_try_rotation(self) -> bool:
+        failed = self._rotation_failed_at
+        return failed is None or time.monotonic() - failed >= ROTATION_RETRY_SECONDS
+
+    def _key(self, record: BranchRecord) -> BranchKey:
+        cached = self.keys.cached_ring(self.location)
+        return self._unwrap_first((cached.records.get(record.branch_id) if cached else None) or [record])
+
+    def _create(self, generation: int) -> tuple[BranchRecord, bool]:
+        """Create generation `generation` (True), or adopt it if another process claimed it first (False)."""
+        branch_id = keyring.new_branch_id(generation)
+        plaintext, wrapped = self.keys.new_branch_key(self.agent_id, branch_id)
+        record = BranchRecord(branch_id, int(self._clock()), self.keys.provider_id, wrapped)
+        try:
+            self.store.put(self.folder + record.claim_name(), record.claim_body(), {}, if_none_match=True)
+        except PreconditionFailed:
+            ring = self.ring(refresh=True)
+            if ring.active_generation < generation:  # the claim that refused us is gone again (a shred)
+                raise KeyUnavailable("KeystoreChanged") from None
+            return self.record(ring, generation), False
+        self.keys.remember_branch_key(self.agent_id, record, plaintext)
+        self._write_index(record)
+        self._add_to_cache(record)
+        return record, True
+
+    def _add_to_cache(self, record: BranchRecord) -> None:
+        ring = self.keys.cached_ring(self.location)
+        if ring is None:  # expired meanwhile: read it again rather than forget the older keys
+            self.ring(refresh=True)
+            return
+        updated = Ring(dict(ring.claims), {k: list(v) for k, v in ring.records.items()}, dict(ring.index_names))
+        updated.claims.setdefault(record.generation, "")
+        updated.records.setdefault(record.branch_id, []).append(record)
+        updated.index_names.setdefault(record.branch_id, []).append(record.index_name())
+        self.keys.remember_ring(self.location, updated)
+
+    def _write_index(self, record: BranchRecord) -> None:
+        """Best effort: a missing index entry only costs readers one GET of the claim."""
+        try:
+            self.store.put(self.folder + record.index_name(), b"", {}, if_none_match=True)
+        except PreconditionFailed:
+            pass  # already there
+        except StorageError as err:
+            log.warning("s3memory: could not write a branch key index entry (%s); readers read its claim", err.code)

@@ -1,0 +1,105 @@
+"""Branch-key records and keystore names (format 2): pure parsing, no storage."""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+
+from s3memory.core import keyring
+from s3memory.core.keyring import BranchRecord, Ring
+from s3memory.errors import IntegrityError
+
+BID = "00000003-0123456789abcdef"
+RECORD = BranchRecord(BID, 1_767_225_600, "aws-kms", b"\xfa\xfb" * 92)
+
+
+def test_index_name_round_trips_and_uses_url_safe_base64_without_padding() -> None:
+    name = RECORD.index_name()
+    assert name.startswith("00000003-0123456789abcdef.1767225600.aws-kms.")
+    blob = name.rsplit(".", 1)[1]
+    assert "=" not in blob
+    assert "+" not in blob
+    assert "/" not in blob
+    assert keyring.parse_index(name) == RECORD
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "00000003",  # a claim, not an index entry
+        "0000003-0123456789abcdef.1.aws-kms.AAAA",  # 7 digits
+        "00000003-0123456789ABCDEF.1.aws-kms.AAAA",  # upper-case hex
+        "00000003-0123456789abcdef.01.aws-kms.AAAA",  # leading zero in the time
+        "00000003-0123456789abcdef.1.AWS.AAAA",  # provider chars
+        "00000003-0123456789abcdef.1.aws-kms.AB",  # non-canonical base64 (pad bits)
+        "00000003-0123456789abcdef.1.aws-kms.",  # empty blob
+        "00000003-0123456789abcdef.1.aws-kms.AA==",  # padding
+        "00000003-0123456789abcdef.1.aws-kms." + "A" * 1400,  # longer than any wrapped key
+    ],
+)
+def test_parse_index_refuses_what_no_writer_produces(name: str) -> None:
+    assert keyring.parse_index(name) is None
+
+
+def test_claim_body_is_canonical_json_and_parses_back() -> None:
+    body = RECORD.claim_body()
+    wrapped = base64.b64encode(RECORD.wrapped).decode()
+    assert body == (
+        b'{"created":1767225600,"id":"00000003-0123456789abcdef","provider":"aws-kms","v":1,"wrapped":"'
+        + wrapped.encode()
+        + b'"}'
+    )
+    assert keyring.parse_claim(body, 3) == RECORD
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"not json",
+        b'{"v":1}',
+        b'{"created":"1","id":"00000003-0123456789abcdef","provider":"aws-kms","v":1,"wrapped":"AAAA"}',
+        b'{"created":1,"id":"00000003-0123456789abcdef","provider":"aws-kms","v":2,"wrapped":"AAAA"}',
+        b'{"created":1,"id":"00000003-0123456789abcdef","provider":"aws-kms","v":1,"wrapped":"!!"}',
+    ],
+)
+def test_parse_claim_refuses_malformed_records(body: bytes) -> None:
+    with pytest.raises(IntegrityError):
+        keyring.parse_claim(body, 3)
+
+
+def test_a_claim_of_another_generation_is_refused() -> None:
+    with pytest.raises(IntegrityError):
+        keyring.parse_claim(RECORD.claim_body(), 4)
+
+
+def test_ring_active_generation_is_the_highest_claim() -> None:
+    first = BranchRecord("00000001-aaaaaaaaaaaaaaaa", 1, "aws-kms", b"k1")
+    second = BranchRecord("00000002-bbbbbbbbbbbbbbbb", 2, "aws-kms", b"k2")
+    stray = BranchRecord("00000009-cccccccccccccccc", 3, "aws-kms", b"k9")  # an index entry without claim
+    ring = Ring.from_listing(
+        [("00000001", "e1"), (first.index_name(), ""), ("00000002", "e2"), (second.index_name(), ""),
+         (stray.index_name(), ""), ("00000000", "zero"), ("notes", "x")]
+    )  # fmt: skip
+    assert ring.active_generation == 2
+    assert ring.claims == {1: "e1", 2: "e2"}
+    assert ring.indexed(2) == [second]
+    assert ring.indexed(3) == []
+    assert Ring().active_generation == 0
+
+
+def test_rotation_is_due_after_the_period_and_never_for_a_clock_behind() -> None:
+    assert RECORD.due(RECORD.created + 30 * 86400, 30 * 86400)
+    assert not RECORD.due(RECORD.created + 30 * 86400 - 1, 30 * 86400)
+    assert not RECORD.due(RECORD.created - 5, 30 * 86400)
+
+
+def test_branch_ids_are_generation_and_random() -> None:
+    a, b = keyring.new_branch_id(1), keyring.new_branch_id(1)
+    assert a != b
+    assert keyring.generation_of(a) == 1
+    assert keyring.generation_of(keyring.new_branch_id(12345678)) == 12345678
+    with pytest.raises(ValueError, match="out of range"):
+        keyring.new_branch_id(0)
+    with pytest.raises(IntegrityError):
+        keyring.generation_of("1-abc")
