@@ -39,11 +39,20 @@ def list_versions(store: AdminStore, root: str) -> list[Version]:
 
 
 def purge(
-    store: AdminStore, space: AgentKeyspace, pool: Pool, tracker: Tracker, versions: list[Version] | None = None
+    store: AdminStore,
+    space: AgentKeyspace,
+    pool: Pool,
+    tracker: Tracker,
+    versions: list[Version] | None = None,
+    *,
+    root: str | None = None,
 ) -> PurgeReport:
     """Delete every version under the agent's root (`{prefix}{agent}/`: the trailing slash keeps
-    agent `ann2` out of a purge of `ann`). `versions` is a listing already made (e.g. to confirm)."""
-    root = space.root
+    agent `ann2` out of a purge of `ann`). `versions` is a listing already made (e.g. to confirm);
+    `root`: only this folder of the agent (`shred` erases the keystore first)."""
+    root = space.root if root is None else root
+    if not root.startswith(space.root):
+        raise ValueError("purge: root must lie under the agent's root")
     report = PurgeReport()
     pending = list_versions(store, root) if versions is None else versions
     for _ in range(ROUNDS):

@@ -1,4 +1,6 @@
-"""`rewrap`: move every object's data key under another KMS key, without touching the ciphertext.
+"""`rewrap --objects`: move the data key of every format-1 object under another KMS key, without
+touching the ciphertext. (Format-2 objects carry no key: `branch_keys.rewrap_keys` moves the
+agent's branch keys instead, and this skips them after one HEAD each.)
 
 Per object: HeadObject for the envelope header, KMS `ReEncrypt` of the wrapped data key (the
 plaintext key never leaves KMS; one call per distinct wrapped key and agent, since one data
@@ -40,13 +42,14 @@ from s3memory.storage.keyspace import AgentKeyspace
 from .common import Problem, Tracker, is_folder_marker
 
 ATTEMPTS = 5
-Outcome = Literal["rewrapped", "already", "gone"]
+Outcome = Literal["rewrapped", "already", "gone", "format2"]
 
 
 @dataclass
 class RewrapReport:
     rewrapped: int = 0
     already: int = 0  # already under the destination key
+    format2: int = 0  # objects sealed under a branch key (nothing to rewrap in them)
     kms_calls: int = 0
     problems: list[Problem] = field(default_factory=list)
 
@@ -83,6 +86,8 @@ def _rewrap_one(store: AdminStore, space: AgentKeyspace, key: str, rewrapper: _R
         if head is None:
             return "gone"
         header = Header.from_metadata(head.metadata)
+        if header.version != 1:
+            return "format2"
         if header.provider != KmsKeys.provider_id:
             raise CommandError(f"its data key is not wrapped by KMS ({header.provider}); export and import it instead")
         blob, source, destination = rewrapper(space.agent_id, header.wrapped_key)
@@ -115,7 +120,12 @@ def rewrap(
     destination does not exist, is disabled, or may not be used), that one configuration error
     is raised before any other object is touched.
     """
-    items = [(s, obj.key) for s in spaces for obj in store.list_all(s.root) if not is_folder_marker(obj)]
+    items = [
+        (s, obj.key)
+        for s in spaces
+        for obj in store.list_all(s.root)
+        if not is_folder_marker(obj) and not s.is_keystore(obj.key)
+    ]
     tracker.start(len(items))
     rewrapper = _Rewrapper(keys, destination, source)
     report = RewrapReport()
@@ -136,6 +146,7 @@ def rewrap(
         else:
             report.rewrapped += result == "rewrapped"
             report.already += result == "already"
+            report.format2 += result == "format2"
         tracker.advance()
 
     if items:

@@ -33,12 +33,15 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "purge": ("erase", "run_purge"),
     "prune": ("erase", "run_prune"),
     "rewrap": ("keys", "run_rewrap"),
+    "rotate": ("keys", "run_rotate"),
+    "reseal": ("keys", "run_reseal"),
+    "shred": ("erase", "run_shred"),
     "doctor": ("doctor", "run_doctor"),
     "mcp": ("mcp", "run_mcp"),
 }
 
 _CONNECTION_HELP = """Flags override the S3MEMORY_* environment variables. Set the bucket and exactly one key
-source (agents, purge, prune and rewrap need none); prefer S3MEMORY_LOCAL_KEY to --local-key,
+source (agents, purge, prune, shred and rewrap need none); prefer S3MEMORY_LOCAL_KEY to --local-key,
 so the key stays out of your shell history."""
 
 
@@ -173,11 +176,29 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--yes", action="store_true", help="do not ask for the agent id to be typed again")
     p.add_argument("--dry-run", action="store_true", help="list what would be deleted; delete nothing")
 
-    p = _command(sub, "rewrap", "re-wrap every data key under another KMS key (ciphertext untouched; resumable)",
+    p = _command(sub, "shred", "crypto-shred an agent: destroy every version of its branch keys, then purge it",
+                 "s3memory shred --agent support-agent-1 --dry-run", ok_failed, [conn, bulk])  # fmt: skip
+    p.add_argument("--agent", type=_agent_id, required=True, help="agent id")
+    p.add_argument(
+        "--keys-only", action="store_true", help="destroy the branch keys; leave the (now unreadable) objects"
+    )
+    p.add_argument("--yes", action="store_true", help="do not ask for the agent id to be typed again")
+    p.add_argument("--dry-run", action="store_true", help="list what would be deleted; delete nothing")
+
+    p = _command(sub, "rewrap", "re-wrap the agents' branch keys under another KMS key (objects untouched; resumable)",
                  "s3memory rewrap --to-key alias/s3memory-2025 --agent support-agent-1", ok_failed,
                  [conn, bulk])  # fmt: skip
     p.add_argument("--to-key", required=True, metavar="KEY", help="destination KMS key id, ARN or alias")
     p.add_argument("--agent", type=_agent_id, help="only this agent (default: every agent under the prefix)")
+    p.add_argument("--objects", action="store_true", help="also rewrap format-1 objects (one HEAD per object)")
+
+    p = _command(sub, "rotate", "make a new branch key active now (older keys stay readable)",
+                 "s3memory rotate --agent support-agent-1", ok_failed, [conn])  # fmt: skip
+    p.add_argument("--agent", type=_agent_id, help="only this agent (default: every agent under the prefix)")
+
+    p = _command(sub, "reseal", "re-seal an agent's objects under its active branch key (resumable, conditional)",
+                 "s3memory reseal --agent support-agent-1", ok_failed, [conn, bulk])  # fmt: skip
+    p.add_argument("--agent", type=_agent_id, required=True, help="agent id")
 
     p = _command(sub, "verify", "authenticate every object (header, key, commitment, tag) and report failures",
                  "s3memory verify --agent support-agent-1 --json", ok_failed + " (1: an object failed)",

@@ -95,11 +95,23 @@ class Context:
 
         return AgentKeyspace(self.settings.prefix, agent)
 
+    @property
+    def keystore(self) -> AdminStore:
+        """The bucket of the agents' branch keys: S3MEMORY_KEYSTORE_BUCKET, else the memory bucket."""
+        from s3memory.storage.admin_store import AdminStore
+
+        bucket = self.settings.keystore_bucket
+        return self.store if not bucket or bucket == self.store.bucket else AdminStore(self.store.s3, bucket)
+
     def vault(self, agent: str) -> Vault:
-        """The agent's vault with the configured key source."""
+        """The agent's vault with the configured key source and keystore."""
         from s3memory.storage.vault import Vault
 
-        return Vault(self.store, self.full.keys(self.kms), agent, self.settings.prefix)
+        keystore = self.keystore
+        return Vault(
+            self.store, self.full.keys(self.kms), agent, self.settings.prefix,
+            keystore_store=None if keystore is self.store else keystore, rotation_days=self.full.key_rotation_days,
+        )  # fmt: skip
 
     def agent_ids(self, agent: str | None) -> list[str]:
         """`[agent]`, or every agent under the prefix."""

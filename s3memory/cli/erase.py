@@ -1,4 +1,4 @@
-"""Erase memory: `purge` (an agent, every version) and `prune` (files not modified for a while)."""
+"""Erase memory: `purge` (an agent, every version), `shred` (its keys first) and `prune` (old files)."""
 
 from __future__ import annotations
 
@@ -64,6 +64,55 @@ def run_purge(args: argparse.Namespace) -> int:
         raise Failed(f"{count(report.remaining, 'version')} still under {where}; stop the agent and purge again")
     print_summary(f"{line}; nothing remains under {where}")
     return EXIT_FAILED if report.problems else EXIT_OK
+
+
+def run_shred(args: argparse.Namespace) -> int:
+    from s3memory.admin.purge import list_versions
+    from s3memory.admin.shred import keystore_versions, shred
+
+    if not (args.yes or args.dry_run or sys.stdin.isatty()):
+        raise UsageError("shred asks for the agent id to be typed again, but stdin is not a terminal; pass --yes")
+    started = time.monotonic()
+    with connect(args, keys=False) as ctx:
+        space = ctx.space(args.agent)
+        keystore = ctx.keystore
+        keys_where = f"s3://{keystore.bucket}/{space.keystore_prefix}"
+        key_versions = keystore_versions(keystore, space)
+        objects = [] if args.keys_only else [v for v in list_versions(ctx.store, space.root)
+                                              if not (keystore is ctx.store and space.is_keystore(v.key))]  # fmt: skip
+        what = f"{count(len(key_versions), 'branch key version')} under {keys_where}"
+        if not args.keys_only:
+            what += f", then {count(len(objects), 'version')} under s3://{ctx.settings.bucket}/{space.root}"
+        if args.dry_run:
+            for version in key_versions + objects:
+                say(f"would delete {_version_line(space, version)}")
+            print_summary(f"would shred {what} in {time.monotonic() - started:.2f} s")
+            return EXIT_OK
+        if not args.yes:
+            sys.stderr.write(f"This destroys {what}; no copy of this agent's memory can be decrypted after it.\n")
+            sys.stderr.write(f"Type the agent id ({args.agent}) to confirm: ")
+            sys.stderr.flush()
+            if sys.stdin.readline().strip() != args.agent:
+                raise Failed("shred cancelled: the typed id does not match; nothing was deleted")
+        progress = ctx.progress("shred")
+        report = shred(ctx.store, keystore, space, ctx.pool, progress, keys_only=args.keys_only)
+        progress.finish()
+    for version in report.keys.deleted + (report.objects.deleted if report.objects else []):
+        say(f"deleted {_version_line(space, version)}")
+    problems = report.keys.problems + (report.objects.problems if report.objects else [])
+    print_problems(problems)
+    line = f"shredded {count(len(report.keys.deleted), 'branch key version')} of agent {args.agent}"
+    if report.objects is not None:
+        line += f" and purged {count(len(report.objects.deleted), 'version')}"
+    line += f" in {time.monotonic() - started:.2f} s{failed_suffix(problems)}"
+    print_summary(line)
+    if report.keys.remaining or report.keys.problems:
+        left = report.keys.remaining or len(report.keys.problems)
+        raise Failed(f"{count(left, 'branch key version')} still under {keys_where}; nothing else was deleted; "
+                     "stop the agent and run shred again")  # fmt: skip
+    if report.objects is not None and report.objects.remaining:
+        raise Failed(f"{count(report.objects.remaining, 'version')} still under the agent's prefix; purge again")
+    return EXIT_FAILED if problems else EXIT_OK
 
 
 def run_prune(args: argparse.Namespace) -> int:

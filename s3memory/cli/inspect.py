@@ -100,9 +100,21 @@ def run_verify(args: argparse.Namespace) -> int:
     if args.json:
         problems = [{"agent": p.agent, "path": p.path, "reason": p.reason} for p in report.problems]
         counts = {"verified": report.checked, "bookkeeping": report.bookkeeping, "bytes": report.nbytes}
-        emit_json({"ok": not problems, **counts, "failed": len(problems), "problems": problems})
+        formats = {str(version): n for version, n in sorted(report.formats.items())}
+        branches = [
+            {"agent": b.agent, "id": b.branch_id, "active": b.active, "objects": b.objects} for b in report.branch_keys
+        ]
+        emit_json(
+            {"ok": not problems, **counts, "failed": len(problems), "problems": problems}
+            | {"formats": formats, "branch_keys": branches}
+        )
     else:
         print_problems(report.problems)
+        if report.formats:
+            say("formats: " + ", ".join(f"{v}: {count(n, 'object')}" for v, n in sorted(report.formats.items())))
+        for b in report.branch_keys:
+            state = "active" if b.active else "unreferenced" if not b.objects else "older"
+            say(f"branch key {b.agent} {b.branch_id} ({state}): {count(b.objects, 'object')}")
     line = summary("verified", report.checked, report.nbytes, time.monotonic() - started)
     print_summary(line + f" ({report.bookkeeping:,} bookkeeping)" + failed_suffix(report.problems), args.json)
     return EXIT_FAILED if report.problems else EXIT_OK

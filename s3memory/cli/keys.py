@@ -1,4 +1,5 @@
-"""`rewrap`: move every data key of one agent (or all) under another KMS key."""
+"""Key management: `rewrap` (branch keys, and format-1 objects, under another KMS key), `rotate`
+(a new active branch key now) and `reseal` (objects re-sealed under the active branch key)."""
 
 from __future__ import annotations
 
@@ -8,15 +9,22 @@ import time
 
 from s3memory.core.paths import escape_for_display
 
-from .context import connect, failed_suffix, print_problems, print_summary
+from .context import connect, failed_suffix, print_problems, print_summary, say
 from .exits import EXIT_FAILED, EXIT_OK, UsageError
 from .progress import count, summary
 
+_FORMAT1_NOTE = (
+    "objects in format 1 keep data keys under the old KMS key: `s3memory verify` counts them, "
+    "`s3memory reseal` converts them (or run rewrap again with --objects)"
+)
+
 
 def run_rewrap(args: argparse.Namespace) -> int:
-    from s3memory.admin.rewrap import rewrap
+    from s3memory.admin.branch_keys import rewrap_keys
+    from s3memory.admin.rewrap import RewrapReport, rewrap
     from s3memory.errors import KeyMisconfigured
     from s3memory.storage.keys import KmsKeys
+    from s3memory.storage.keystore import Keystore
 
     started = time.monotonic()
     source = args.kms_key_id or os.environ.get("S3MEMORY_KMS_KEY_ID") or None
@@ -24,15 +32,58 @@ def run_rewrap(args: argparse.Namespace) -> int:
         keys = KmsKeys(args.to_key, kms_client=ctx.kms)
         progress = ctx.progress("rewrap")
         spaces = [ctx.space(a) for a in ctx.agent_ids(args.agent)]
+        objects = RewrapReport()
         try:
-            report = rewrap(ctx.store, spaces, keys, args.to_key, ctx.pool, progress, source=source)
+            report = rewrap_keys([Keystore(ctx.keystore, keys, s) for s in spaces], keys, args.to_key, progress,
+                                 source=source)  # fmt: skip
+            if args.objects:
+                objects = rewrap(ctx.store, spaces, keys, args.to_key, ctx.pool, progress, source=source)
         except KeyMisconfigured as err:
             flags = "--to-key" if source is None else "--to-key and the source key (S3MEMORY_KMS_KEY_ID, --kms-key-id)"
             raise UsageError(f"KMS refused the keys ({err.code}); nothing was rewrapped; check {flags}") from None
         finally:
             progress.finish()
+    problems = sorted(report.problems + objects.problems)
+    print_problems(problems)
+    destination = escape_for_display(args.to_key)
+    line = summary("rewrapped", report.rewrapped, None, time.monotonic() - started, "branch key")
+    extra = f"{report.already:,} already under {destination}, {count(report.kms_calls + objects.kms_calls, 'KMS call')}"
+    if args.objects:
+        extra += f"; {count(objects.rewrapped, 'format-1 object')} rewrapped, {objects.already:,} already"
+    print_summary(f"{line} ({extra}){failed_suffix(problems)}")
+    if not args.objects:
+        say(f"note: {_FORMAT1_NOTE}")
+    return EXIT_FAILED if problems else EXIT_OK
+
+
+def run_rotate(args: argparse.Namespace) -> int:
+    from s3memory.admin.branch_keys import rotate
+
+    started = time.monotonic()
+    with connect(args) as ctx:
+        progress = ctx.progress("rotate")
+        done, problems = rotate([ctx.vault(a).keystore for a in ctx.agent_ids(args.agent)], progress)
+        progress.finish()
+    for agent, rotation in done:
+        was = f" (was {rotation.previous.branch_id})" if rotation.previous else " (its first)"
+        how = "" if rotation.created else "; another process rotated it at the same moment and its key is used"
+        say(f"{agent}: branch key {rotation.active.branch_id} is active{was}{how}")
+    print_problems(problems)
+    line = f"rotated {count(len(done), 'agent')} in {time.monotonic() - started:.2f} s"
+    print_summary(line + failed_suffix(problems))
+    return EXIT_FAILED if problems else EXIT_OK
+
+
+def run_reseal(args: argparse.Namespace) -> int:
+    from s3memory.admin.reseal import reseal
+
+    started = time.monotonic()
+    with connect(args) as ctx:
+        progress = ctx.progress("reseal")
+        report = reseal(ctx.vault(args.agent), ctx.pool, progress)
+        progress.finish()
     print_problems(report.problems)
-    line = summary("rewrapped", report.rewrapped, None, time.monotonic() - started)
-    extra = f"{report.already:,} already under {escape_for_display(args.to_key)}, {count(report.kms_calls, 'KMS call')}"
+    line = summary("resealed", report.resealed, None, time.monotonic() - started)
+    extra = f"{report.already:,} already under branch key {report.active}"
     print_summary(f"{line} ({extra}){failed_suffix(report.problems)}")
     return EXIT_FAILED if report.problems else EXIT_OK
