@@ -16,7 +16,8 @@ from s3memory.admin.agents import AgentUsage, agent_ids, agents
 from s3memory.admin.common import NoProgress, Problem
 from s3memory.admin.prune import parse_age, prune
 from s3memory.admin.purge import purge
-from s3memory.admin.verify import verify
+from s3memory.admin.verify import BranchUse, verify
+from s3memory.core import keyring
 from s3memory.storage.admin_store import AdminStore
 from s3memory.storage.concurrency import Pool
 from s3memory.storage.keyspace import AgentKeyspace
@@ -35,6 +36,14 @@ def stocked(make_tool: Any, s3: Any) -> AdminStore:
     return AdminStore(s3, BUCKET)
 
 
+def keystore_keys(store: AdminStore, agent: str) -> list[str]:
+    """The agent's keystore objects, which its first write created: the claim of generation 1
+    and the index entry that names the same branch key (computed from the claim, not listed)."""
+    folder = AgentKeyspace("agents/", agent).keystore_prefix
+    record = keyring.parse_claim(store.get(folder + "00000001").body, 1)
+    return [folder + "00000001", folder + record.index_name()]
+
+
 def test_agents_count_files_and_plaintext_bytes(stocked: AdminStore) -> None:
     assert agent_ids(stocked, "agents/") == ["ann", "ann2"]
     with Pool(4) as pool:
@@ -47,6 +56,10 @@ def test_verify_reports_by_memory_path(stocked: AdminStore, s3: Any) -> None:
     with Pool(4) as pool:
         report = verify([vault], pool, NoProgress())
     assert (report.checked, report.bookkeeping, report.nbytes) == (2, 0, 8)
+    # The keystore objects are not sealed records: verify skips them, and unwraps each branch key instead.
+    branch = s3.head_object(Bucket=BUCKET, Key="agents/ann/a.md")["Metadata"]["s3m-bk"]
+    assert report.formats == {2: 2}
+    assert report.branch_keys == [BranchUse("ann", branch, active=True, objects=2)]
     assert report.problems == [
         Problem("ann", "/memories/.s3memory/note", "failed its integrity check"),
         Problem("ann", "/memories/d/bad.md", "failed its integrity check"),
@@ -62,14 +75,23 @@ def test_prune_needs_no_key_and_keeps_bookkeeping(stocked: AdminStore) -> None:
         assert planned.deleted == 0
         done = prune(stocked, space, pool, future, NoProgress(), dry_run=False)
     assert (done.deleted, done.nbytes, done.problems) == (2, 8, [])
-    assert [o.key for o in stocked.list_all(space.root)] == ["agents/ann/.s3memory/note"]
+    # Bookkeeping stays, the agent's keystore with it.
+    assert [o.key for o in stocked.list_all(space.root)] == [
+        *keystore_keys(stocked, "ann"),
+        "agents/ann/.s3memory/note",
+    ]
 
 
 def test_purge_removes_one_agent_and_never_its_neighbour(stocked: AdminStore) -> None:
+    keystore, neighbours = keystore_keys(stocked, "ann"), keystore_keys(stocked, "ann2")
     with Pool(4) as pool:
         report = purge(stocked, AgentKeyspace("agents/", "ann"), pool, NoProgress())
-    assert (len(report.deleted), report.problems, report.remaining) == (3, [], 0)
-    assert [o.key for o in stocked.list_all("agents/")] == ["agents/ann2/c.md", "agents/not an agent!/x"]
+    assert (report.problems, report.remaining) == ([], 0)
+    # Everything under the agent's root goes, its keystore included.
+    assert [v.key for v in report.deleted] == [
+        *keystore, "agents/ann/.s3memory/note", "agents/ann/a.md", "agents/ann/d/b.md"
+    ]  # fmt: skip
+    assert [o.key for o in stocked.list_all("agents/")] == [*neighbours, "agents/ann2/c.md", "agents/not an agent!/x"]
 
 
 @pytest.mark.parametrize(("text", "seconds"), [("90d", 90 * 86400), ("12h", 12 * 3600), ("30m", 1800)])

@@ -22,9 +22,14 @@ from tests.support import err as tool_error
 from tests.support.cli import LOCAL, ROOT, run, subprocess_env
 
 COMMANDS = [
-    "demo", "chat", "ls", "cat", "agents", "export", "import", "purge", "rewrap", "verify", "repair", "prune",
-    "doctor", "mcp",
+    "demo", "chat", "ls", "cat", "agents", "export", "import", "purge", "shred", "rewrap", "rotate", "reseal",
+    "verify", "repair", "prune", "doctor", "mcp",
 ]  # fmt: skip
+
+
+def branch_of(s3, key: str) -> str:
+    """The id of the branch key an object is sealed under (format 2: `s3m-bk` in its header)."""
+    return s3.head_object(Bucket=BUCKET, Key=key)["Metadata"]["s3m-bk"]
 
 
 # --- help and imports ------------------------------------------------------------------
@@ -336,13 +341,19 @@ def test_agents_on_an_empty_prefix_needs_no_key_source(capsys, env, monkeypatch)
 # --- verify ----------------------------------------------------------------------------
 
 
-def test_verify_passes_and_counts_bookkeeping(capsys, stocked):
+def test_verify_passes_and_counts_bookkeeping(capsys, stocked, s3):
     stocked.memory.vault.write(MemoryPath((".s3memory", "intents", "abc")), '{"v":1}')
     code, out, err = run(capsys, "verify", "--agent", "ann")
     assert code == 0
     assert err == "verify: 1/4\nverify: 2/4\nverify: 3/4\nverify: 4/4\n"  # plain lines: stderr is not a TTY
-    assert out.startswith("verified 4 objects, 1,558 bytes in ")
-    assert out.endswith(" s (1 bookkeeping)\n")
+    lines = out.splitlines()
+    assert lines[:2] == [
+        "formats: 2: 4 objects",
+        f"branch key ann {branch_of(s3, 'agents/ann/notes.md')} (active): 4 objects",
+    ]  # the keystore objects are not among the objects verified: its branch key is unwrapped instead
+    assert lines[2].startswith("verified 4 objects, 1,558 bytes in ")
+    assert lines[2].endswith(" s (1 bookkeeping)")
+    assert len(lines) == 3
 
 
 def test_verify_catches_tampering_with_paths_and_exit_1(capsys, stocked, make_tool, s3):
@@ -362,13 +373,22 @@ def test_verify_catches_tampering_with_paths_and_exit_1(capsys, stocked, make_to
         "failed: ann:/memories/notes.md: failed its integrity check",
         "failed: ann:/memories/plain.txt: failed its integrity check",
     ]
-    assert lines[3].startswith("verified 3 objects, ")
-    assert lines[3].endswith(" s (0 bookkeeping); 3 failed")
+    ann, bob = branch_of(s3, "agents/ann/.hidden"), branch_of(s3, "agents/bob/fine.md")
+    assert lines[3:6] == [
+        "formats: 2: 3 objects",
+        f"branch key ann {ann} (active): 2 objects",  # only the objects that authenticated count
+        f"branch key bob {bob} (active): 1 object",
+    ]
+    assert lines[6].startswith("verified 3 objects, ")
+    assert lines[6].endswith(" s (0 bookkeeping); 3 failed")
+    assert len(lines) == 7
     code, out, err = run(capsys, "verify", "--json", "--quiet", "--agent", "ann")
     assert code == 1
     report = json.loads(out)
     assert report["ok"] is False
     assert (report["verified"], report["failed"], report["bookkeeping"]) == (2, 3, 0)
+    assert report["formats"] == {"2": 2}
+    assert report["branch_keys"] == [{"agent": "ann", "id": ann, "active": True, "objects": 2}]
     assert report["problems"][1] == {
         "agent": "ann",
         "path": "/memories/notes.md",
@@ -377,11 +397,22 @@ def test_verify_catches_tampering_with_paths_and_exit_1(capsys, stocked, make_to
     assert "3 failed" in err
 
 
-def test_verify_with_the_wrong_key_fails_every_object(capsys, stocked):
+def test_verify_with_the_wrong_key_fails_every_object(capsys, stocked, s3):
     other = base64.b64encode(bytes(32)).decode()
     code, out, _ = run(capsys, "verify", "--quiet", "--local-key", other)
     assert code == 1
-    assert out.count("failed: ann:") == 3
+    branch = branch_of(s3, "agents/ann/notes.md")
+    lines = out.splitlines()
+    assert lines[:5] == [
+        "failed: ann:/memories/.hidden: failed its integrity check",
+        "failed: ann:/memories/customers/acme.md: failed its integrity check",
+        "failed: ann:/memories/notes.md: failed its integrity check",
+        f"failed: ann:branch key {branch}: failed its integrity check",  # the key itself does not unwrap
+        f"branch key ann {branch} (active): 0 objects",
+    ]  # no `formats:` line: no object authenticated
+    assert lines[5].startswith("verified 0 objects, 0 bytes in ")
+    assert lines[5].endswith(" s (0 bookkeeping); 4 failed")
+    assert len(lines) == 6
 
 
 # --- progress --------------------------------------------------------------------------
@@ -422,10 +453,16 @@ def test_progress_bar_on_a_tty_is_redrawn_and_cleared(capsys, stocked, monkeypat
     assert "\n" not in drawn
 
 
-def test_quiet_silences_progress(capsys, stocked):
+def test_quiet_silences_progress(capsys, stocked, s3):
     code, out, err = run(capsys, "verify", "--quiet")
     assert (code, err) == (0, "")
-    assert out.startswith("verified 3 objects")
+    lines = out.splitlines()
+    assert lines[:2] == [
+        "formats: 2: 3 objects",
+        f"branch key ann {branch_of(s3, 'agents/ann/notes.md')} (active): 3 objects",
+    ]
+    assert lines[2].startswith("verified 3 objects")
+    assert len(lines) == 3
 
 
 def test_demo_still_runs(capsys):
@@ -466,7 +503,9 @@ def test_repair_completes_an_interrupted_directory_rename(env, capsys, make_tool
         0, "completed 1 interrupted change(s) for agent agent-42\n", ""
     )  # fmt: skip
     keys = sorted(o["Key"] for o in env.list_objects_v2(Bucket=BUCKET)["Contents"])
-    assert keys == ["agents/agent-42/new/a.md", "agents/agent-42/new/b.md"]
+    keystore = "agents/agent-42/.s3memory/keys/"  # the agent's branch key (claim and index entry) stays
+    assert [k for k in keys if not k.startswith(keystore)] == ["agents/agent-42/new/a.md", "agents/agent-42/new/b.md"]
+    assert len([k for k in keys if k.startswith(keystore)]) == 2
     assert run(capsys, "cat", "--agent", "agent-42", "/memories/new/b.md") == (
         0, "Here's the content of /memories/new/b.md with line numbers:\n     1\ttext of b.md\n", ""
     )  # fmt: skip

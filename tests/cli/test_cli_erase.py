@@ -1,9 +1,14 @@
-"""`s3memory purge`, `prune` and `rewrap`: erasure of every version, age-based deletion, key migration."""
+"""`s3memory purge`, `prune` and `rewrap`: erasure of every version, age-based deletion, key migration.
+
+An agent's first write creates its keystore (`.s3memory/keys/`: a claim and an index entry per
+branch key). purge deletes it with everything else; prune, which deletes memory files, keeps it.
+"""
 
 from __future__ import annotations
 
 import base64
 import io
+import re
 import sys
 from datetime import datetime, timedelta, timezone
 from types import SimpleNamespace
@@ -16,12 +21,14 @@ from moto.kms.models import KmsBackend
 from s3memory.admin.common import NoProgress
 from s3memory.admin.rewrap import rewrap
 from s3memory.config import StorageSettings
+from s3memory.core import envelope
+from s3memory.core.paths import MemoryPath
 from s3memory.storage.admin_store import AdminStore
 from s3memory.storage.concurrency import Pool
-from s3memory.storage.keys import KmsKeys
+from s3memory.storage.keys import KmsKeys, LocalKeys
 from s3memory.storage.keyspace import AgentKeyspace
 from s3memory.storage.vault import Vault
-from tests.support import BUCKET, REGION, ok
+from tests.support import BUCKET, LOCAL_KEY, REGION, ok
 from tests.support.cli import run
 
 
@@ -35,6 +42,14 @@ def versions(s3, prefix: str) -> list[tuple[str, str, bool]]:
     found = [(v["Key"], v["VersionId"], False) for v in resp.get("Versions", [])]
     found += [(m["Key"], m["VersionId"], True) for m in resp.get("DeleteMarkers", [])]
     return sorted(found)
+
+
+def keystore(s3, agent: str) -> list[str]:
+    """The keys of the agent's keystore objects: its first write made a claim and an index entry."""
+    folder = f"agents/{agent}/.s3memory/keys/"
+    keys = sorted(o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET, Prefix=folder).get("Contents", []))
+    assert [k.removeprefix(folder)[:9] for k in keys] == ["00000001", "00000001-"]
+    return keys
 
 
 @pytest.fixture
@@ -81,11 +96,15 @@ def test_purge_erases_every_version_and_delete_marker(capsys, versioned):
 def test_purge_in_an_unversioned_bucket(capsys, env, make_tool, s3):
     ok(make_tool("ann"), command="create", path="/memories/a.md", file_text="a")
     ok(make_tool("ann2"), command="create", path="/memories/b.md", file_text="b")
+    keys, neighbour = keystore(s3, "ann"), keystore(s3, "ann2")
     code, out, _ = run(capsys, "purge", "--agent", "ann", "--yes", "-q")
     assert code == 0
-    assert out.splitlines()[0] == "deleted /memories/a.md"
-    assert out.splitlines()[1].startswith("purged 1 version (0 delete markers) of agent ann in ")
-    assert versions(s3, "agents/") == [("agents/ann2/b.md", "null", False)]
+    assert out.splitlines()[:3] == [
+        *(f"deleted /memories/{k.removeprefix('agents/ann/')}" for k in keys),  # the keystore goes too
+        "deleted /memories/a.md",
+    ]
+    assert out.splitlines()[3].startswith("purged 3 versions (0 delete markers) of agent ann in ")
+    assert versions(s3, "agents/") == [*((k, "null", False) for k in neighbour), ("agents/ann2/b.md", "null", False)]
 
 
 def test_purge_dry_run_deletes_nothing(capsys, versioned):
@@ -139,6 +158,7 @@ def test_prune_deletes_only_files_older_than_the_cutoff(capsys, env, make_tool, 
         ok(tool, command="create", path="/memories/old.md", file_text="old")
         ok(tool, command="create", path="/memories/dir/older.md", file_text="older")
     ok(tool, command="create", path="/memories/new.md", file_text="new")
+    keys = keystore(s3, "ann")  # written with the first file, 100 days ago too
     code, out, err = run(capsys, "prune", "--agent", "ann", "--older-than", "90d", "--dry-run")
     assert (code, err) == (0, "")
     stamp = past.strftime("%Y-%m-%d %H:%M:%S UTC")
@@ -154,8 +174,8 @@ def test_prune_deletes_only_files_older_than_the_cutoff(capsys, env, make_tool, 
     assert out.splitlines()[0] == f"deleted /memories/dir/older.md (last modified {stamp}, 5 bytes)"
     assert out.splitlines()[2].startswith("pruned 2 objects, 8 bytes in ")
     assert err == "prune: 1/2\nprune: 2/2\n"
-    keys = sorted(o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET, Prefix="agents/ann/")["Contents"])
-    assert keys == ["agents/ann/new.md"]
+    kept = sorted(o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET, Prefix="agents/ann/")["Contents"])
+    assert kept == [*keys, "agents/ann/new.md"]  # bookkeeping, the keystore with it, is never pruned
     code, out, _ = run(capsys, "prune", "--agent", "ann", "--older-than", "1h", "-q")
     assert out.startswith("pruned 0 objects, 0 bytes in ")
 
@@ -167,13 +187,15 @@ def test_prune_deletes_only_files_older_than_the_cutoff(capsys, env, make_tool, 
 )  # fmt: skip
 def test_prune_accepts_only_a_positive_whole_age_with_a_unit(capsys, env, make_tool, s3, age):
     ok(make_tool("ann"), command="create", path="/memories/a.md", file_text="a")
+    keys = keystore(s3, "ann")
     text = age[-1].removeprefix("--older-than=")
     assert run(capsys, "prune", "--agent", "ann", *age) == (
         2, "", f"s3memory: error: --older-than: invalid age {text!r}: use a number followed by d, h or m, "
                "e.g. 90d, 12h or 30m (a whole number, 1 or more)\n",
     )  # fmt: skip
     assert [o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET, Prefix="agents/ann/")["Contents"]] == [
-        "agents/ann/a.md"
+        *keys,
+        "agents/ann/a.md",
     ]
 
 
@@ -223,80 +245,199 @@ def honour_copy_source_if_match(client, seen: list[tuple[str, str]]) -> None:
     client.meta.events.register("before-call.s3.CopyObject", check, unique_id="test-copy-if-match")
 
 
+def put_format1(s3, keys, agent: str, rel: str, text: str) -> None:
+    """A file as s3memory 0.1 wrote it: format 1, the agent's wrapped data key in its header."""
+    path = MemoryPath(tuple(rel.split("/")))
+    body, header = envelope.seal(
+        text.encode(), keys.data_key(agent), agent_id=agent, path=path.display, modified=1_700_000_000
+    )
+    s3.put_object(Bucket=BUCKET, Key=f"agents/{agent}/{rel}", Body=body, Metadata=header.to_metadata())
+
+
+NOTE = (
+    "note: objects in format 1 keep data keys under the old KMS key: `s3memory verify` counts them, "
+    "`s3memory reseal` converts them (or run rewrap again with --objects)\n"
+)
+
+
 @pytest.fixture
-def kms_stocked(env, make_tool, kms, kms_key):
+def new_key(kms):
+    key = kms.create_key(Description="new")["KeyMetadata"]["KeyId"]
+    kms.create_alias(AliasName="alias/new", TargetKeyId=key)
+    return key
+
+
+@pytest.fixture
+def kms_stocked(env, make_tool, new_key):
+    """`ann` (3 files) and `bob` (1) written by the tool: format 2, one KMS branch key per agent."""
     for agent, count in (("ann", 3), ("bob", 1)):
         tool = make_tool(agent, use_kms=True)
         for i in range(count):
             ok(tool, command="create", path=f"/memories/f{i}.md", file_text=f"{agent} {i}\n")
-    new_key = kms.create_key(Description="new")["KeyMetadata"]["KeyId"]
-    kms.create_alias(AliasName="alias/new", TargetKeyId=new_key)
     return new_key
 
 
-@pytest.mark.moto_only  # rewrap needs KMS ReEncrypt, which MiniStack lacks
-def test_rewrap_then_read_with_the_old_key_disabled(
-    capsys, kms_stocked, kms, kms_key, s3, monkeypatch, aws_disabled_keys
-):
+@pytest.fixture
+def kms_format1(env, s3, kms, kms_key, new_key):
+    """`ann` (3 files) and `bob` (1) as s3memory 0.1 left them: format 1, one KMS data key per agent."""
+    keys = KmsKeys(kms_key, kms_client=kms)
+    for agent, count in (("ann", 3), ("bob", 1)):
+        for i in range(count):
+            put_format1(s3, keys, agent, f"f{i}.md", f"{agent} {i}\n")
+    return new_key
+
+
+def with_s3_semantics(monkeypatch) -> list[tuple[str, str]]:
+    """The CLI's S3 client honours CopySourceIfMatch; returns the copies it makes."""
     copies: list[tuple[str, str]] = []
     clients = StorageSettings.clients
 
-    def clients_with_s3_semantics(self):
-        s3_client, kms_client = clients(self)
+    def clients_with_s3_semantics(self, *args):
+        s3_client, kms_client = clients(self, *args)
         honour_copy_source_if_match(s3_client, copies)
         return s3_client, kms_client
 
     monkeypatch.setattr(StorageSettings, "clients", clients_with_s3_semantics)
-    before = {k: s3.head_object(Bucket=BUCKET, Key=k) for k in ("agents/ann/f0.md", "agents/bob/f0.md")}
+    return copies
+
+
+def listing(s3, prefix: str) -> dict[str, str]:
+    return {o["Key"]: o["ETag"] for o in s3.list_objects_v2(Bucket=BUCKET, Prefix=prefix).get("Contents", [])}
+
+
+@pytest.mark.moto_only  # rewrap needs KMS ReEncrypt, which MiniStack lacks
+def test_rewrap_then_read_with_the_old_key_disabled(
+    capsys, kms_format1, make_tool, kms, kms_key, s3, monkeypatch, aws_disabled_keys
+):
+    """`--objects`: each format-1 object is copied onto itself with its data key rewrapped; a
+    format-2 object (ann's new.md, written since) is skipped: its agent's branch key moves instead."""
+    ok(make_tool("ann", use_kms=True), command="create", path="/memories/new.md", file_text="format 2\n")
+    copies = with_s3_semantics(monkeypatch)
+    names = ("agents/ann/f0.md", "agents/bob/f0.md", "agents/ann/new.md")
+    before = {k: s3.head_object(Bucket=BUCKET, Key=k) for k in names}
     old_blob = base64.b64decode(before["agents/ann/f0.md"]["Metadata"]["s3m-wk"])
 
-    code, out, err = run(capsys, "rewrap", "--to-key", "alias/new")
+    code, out, err = run(capsys, "rewrap", "--to-key", "alias/new", "--objects")
     assert code == 0
-    assert err == "rewrap: 1/4\nrewrap: 2/4\nrewrap: 3/4\nrewrap: 4/4\n"
-    assert out.startswith("rewrapped 4 objects in ")
-    assert out.endswith(" s (0 already under alias/new, 2 KMS calls)\n")  # one data key per agent
+    # The branch keys of both agents (bob has none), then the 5 objects.
+    assert err == "rewrap: 1/2\nrewrap: 2/2\nrewrap: 1/5\nrewrap: 2/5\nrewrap: 3/5\nrewrap: 4/5\nrewrap: 5/5\n"
+    assert re.fullmatch(
+        r"rewrapped 1 branch key in \d+\.\d\d s \(0 already under alias/new, 3 KMS calls; "
+        r"4 format-1 objects rewrapped, 0 already\)\n",
+        out,
+    )  # ann's branch key, and one data key per agent
     assert sorted(copies) == sorted((key, s3.head_object(Bucket=BUCKET, Key=key)["ETag"]) for key, _ in copies)
     assert len(copies) == 4
-    for key, head in before.items():
-        after = s3.head_object(Bucket=BUCKET, Key=key)
+    assert "agents/ann/new.md" not in dict(copies)
+    for key in ("agents/ann/f0.md", "agents/bob/f0.md"):
+        head, after = before[key], s3.head_object(Bucket=BUCKET, Key=key)
         assert after["Metadata"]["s3m-wk"] != head["Metadata"]["s3m-wk"]
         assert after["Metadata"]["s3m-salt"] == head["Metadata"]["s3m-salt"]
         assert after["ETag"] == head["ETag"]  # the ciphertext is untouched
+    after = s3.head_object(Bucket=BUCKET, Key="agents/ann/new.md")
+    assert (after["Metadata"], after["LastModified"]) == (
+        before[names[2]]["Metadata"],
+        before[names[2]]["LastModified"],
+    )
 
     kms.disable_key(KeyId=kms_key)
     with pytest.raises(kms.exceptions.DisabledException):
         kms.decrypt(CiphertextBlob=old_blob, EncryptionContext={"s3memory:agent": "ann"})
-    code, out, _ = run(capsys, "cat", "--agent", "ann", "/memories/f2.md", "--kms-key-id", kms_stocked)
+    code, out, _ = run(capsys, "cat", "--agent", "ann", "/memories/f2.md", "--kms-key-id", kms_format1)
     assert (code, out) == (0, "Here's the content of /memories/f2.md with line numbers:\n     1\tann 2\n")
+    code, out, _ = run(capsys, "cat", "--agent", "ann", "/memories/new.md", "--kms-key-id", kms_format1)
+    assert (code, out) == (0, "Here's the content of /memories/new.md with line numbers:\n     1\tformat 2\n")
     code, out, _ = run(capsys, "verify", "--kms-key-id", "alias/new", "-q")
     assert code == 0
-    assert out.startswith("verified 4 objects, ")
+    assert out.startswith("formats: 1: 4 objects, 2: 1 object\nbranch key ann ")
+    assert out.splitlines()[-1].startswith("verified 5 objects, ")
 
-    code, out, _ = run(capsys, "rewrap", "--to-key", kms_stocked, "--agent", "ann", "-q")  # resumable, idempotent
+    code, out, _ = run(capsys, "rewrap", "--to-key", kms_format1, "--agent", "ann", "--objects", "-q")  # resumable
     assert code == 0
-    assert out.startswith("rewrapped 0 objects in ")
-    assert out.endswith(f" s (3 already under {kms_stocked}, 1 KMS call)\n")
+    assert re.fullmatch(
+        rf"rewrapped 0 branch keys in \d+\.\d\d s \(1 already under {kms_format1}, 2 KMS calls; "
+        r"0 format-1 objects rewrapped, 3 already\)\n",
+        out,
+    )
     assert len(copies) == 4
 
 
 @pytest.mark.moto_only  # rewrap needs KMS ReEncrypt, which MiniStack lacks
-def test_rewrap_reports_objects_it_cannot_move(capsys, env, make_tool, kms, kms_stocked, s3):
-    ok(make_tool("carol"), command="create", path="/memories/local.md", file_text="local key")
+def test_rewrap_of_branch_keys_then_read_with_the_old_key_disabled(
+    capsys, kms_stocked, kms, kms_key, s3, monkeypatch, aws_disabled_keys
+):
+    """Without `--objects` only the agents' keystores change: no object is copied or rewritten."""
+    copies = with_s3_semantics(monkeypatch)
+    objects = {k: s3.head_object(Bucket=BUCKET, Key=k) for k in listing(s3, "agents/") if "/.s3memory/" not in k}
+    assert len(objects) == 4
+    ann, bob = listing(s3, "agents/ann/.s3memory/keys/"), listing(s3, "agents/bob/.s3memory/keys/")
+
+    code, out, err = run(capsys, "rewrap", "--to-key", "alias/new", "--agent", "ann")
+    assert code == 0
+    assert err == "rewrap: 1/1\n"
+    assert re.fullmatch(
+        rf"rewrapped 1 branch key in \d+\.\d\d s \(0 already under alias/new, 1 KMS call\)\n{re.escape(NOTE)}", out
+    )
+    moved = listing(s3, "agents/ann/.s3memory/keys/")
+    claim = "agents/ann/.s3memory/keys/00000001"
+    assert moved[claim] != ann[claim]  # the claim was rewritten with the new wrapped key
+    assert len(moved) == 2  # a new index entry; the old one is gone
+    assert set(moved) != set(ann)
+    assert listing(s3, "agents/bob/.s3memory/keys/") == bob  # another agent is untouched
+
+    code, out, err = run(capsys, "rewrap", "--to-key", "alias/new")
+    assert code == 0
+    assert err == "rewrap: 1/2\nrewrap: 2/2\n"
+    assert re.fullmatch(
+        rf"rewrapped 1 branch key in \d+\.\d\d s \(1 already under alias/new, 2 KMS calls\)\n{re.escape(NOTE)}", out
+    )
+    assert listing(s3, "agents/ann/.s3memory/keys/") == moved
+    assert copies == []
+    for key, head in objects.items():
+        after = s3.head_object(Bucket=BUCKET, Key=key)
+        assert (after["ETag"], after["Metadata"], after["LastModified"]) == (
+            head["ETag"], head["Metadata"], head["LastModified"]
+        )  # fmt: skip
+
+    kms.disable_key(KeyId=kms_key)
+    for agent, rel, text in (("ann", "f2.md", "ann 2"), ("bob", "f0.md", "bob 0")):
+        code, out, _ = run(capsys, "cat", "--agent", agent, f"/memories/{rel}", "--kms-key-id", kms_stocked)
+        assert (code, out) == (0, f"Here's the content of /memories/{rel} with line numbers:\n     1\t{text}\n")
+    code, out, _ = run(capsys, "verify", "--kms-key-id", "alias/new", "-q")
+    assert code == 0
+    assert out.startswith("formats: 2: 4 objects\n")
+    assert out.splitlines()[-1].startswith("verified 4 objects, ")
+
+    code, out, _ = run(capsys, "rewrap", "--to-key", kms_stocked, "-q")  # resumable, idempotent
+    assert code == 0
+    assert re.fullmatch(
+        rf"rewrapped 0 branch keys in \d+\.\d\d s \(2 already under {kms_stocked}, 2 KMS calls\)\n{re.escape(NOTE)}",
+        out,
+    )
+    assert listing(s3, "agents/ann/.s3memory/keys/") == moved
+
+
+@pytest.mark.moto_only  # rewrap needs KMS ReEncrypt, which MiniStack lacks
+def test_rewrap_reports_objects_it_cannot_move(capsys, kms_format1, s3):
+    put_format1(s3, LocalKeys(LOCAL_KEY), "carol", "local.md", "local key")
     s3.put_object(Bucket=BUCKET, Key="agents/carol/raw.md", Body=b"no header")
-    code, out, _ = run(capsys, "rewrap", "--to-key", "alias/new", "-q")
+    code, out, _ = run(capsys, "rewrap", "--to-key", "alias/new", "--objects", "-q")
     assert code == 1
     lines = out.splitlines()
     assert lines[0].startswith("failed: carol:/memories/local.md: its data key is not wrapped by KMS (local-")
     assert lines[0].endswith("); export and import it instead")
     assert lines[1] == "failed: carol:/memories/raw.md: failed its integrity check"
-    assert lines[2].startswith("rewrapped 4 objects in ")
-    assert lines[2].endswith("; 2 failed")
+    assert re.fullmatch(
+        r"rewrapped 0 branch keys in \d+\.\d\d s \(0 already under alias/new, 2 KMS calls; "
+        r"4 format-1 objects rewrapped, 0 already\); 2 failed",
+        lines[2],
+    )
+    assert len(lines) == 3
 
 
-@pytest.mark.moto_only  # rewrap needs KMS ReEncrypt, which MiniStack lacks
-def test_rewrap_retries_when_the_object_changes_between_head_and_copy(s3, kms, kms_key, make_tool):
-    tool = make_tool("ann", use_kms=True)
-    ok(tool, command="create", path="/memories/a.md", file_text="before\n")
+def concurrent_rewrap_run(s3, kms, kms_key, write) -> tuple[object, list[tuple[str, str]], KmsKeys]:
+    """rewrap --objects of agent `ann`, with `write()` run once just before its first CopyObject."""
+    put_format1(s3, KmsKeys(kms_key, kms_client=kms), "ann", "a.md", "before\n")
     new_key = kms.create_key()["KeyMetadata"]["KeyId"]
     copies: list[tuple[str, str]] = []
     raced: list[bool] = []
@@ -304,17 +445,41 @@ def test_rewrap_retries_when_the_object_changes_between_head_and_copy(s3, kms, k
     def concurrent_writer(**_):
         if not raced:
             raced.append(True)
-            ok(tool, command="str_replace", path="/memories/a.md", old_str="before", new_str="after")
+            write()
 
     s3.meta.events.register_first("before-call.s3.CopyObject", concurrent_writer)
     honour_copy_source_if_match(s3, copies)
-    store = AdminStore(s3, BUCKET)
     keys = KmsKeys(new_key, kms_client=kms)
     with Pool(2) as pool:
-        report = rewrap(store, [AgentKeyspace("agents/", "ann")], keys, new_key, pool, NoProgress())
-    assert (report.rewrapped, report.already, report.problems) == (1, 0, [])
+        report = rewrap(AdminStore(s3, BUCKET), [AgentKeyspace("agents/", "ann")], keys, new_key, pool, NoProgress())
+    return report, copies, KmsKeys(new_key, kms_client=boto3.client("kms", region_name=REGION))
+
+
+@pytest.mark.moto_only  # rewrap needs KMS ReEncrypt, which MiniStack lacks
+def test_rewrap_retries_when_the_object_changes_between_head_and_copy(s3, kms, kms_key):
+    # The concurrent writer is an s3memory 0.1 process (format 1, a data key of its own).
+    report, copies, fresh = concurrent_rewrap_run(
+        s3, kms, kms_key, lambda: put_format1(s3, KmsKeys(kms_key, kms_client=kms), "ann", "a.md", "after\n")
+    )
+    assert (report.rewrapped, report.already, report.format2, report.problems) == (1, 0, 0, [])
     assert len(copies) == 2  # the first copy was refused (412), the second carried the new ETag
     assert copies[0][1] != copies[1][1]
-    fresh = KmsKeys(new_key, kms_client=boto3.client("kms", region_name=REGION))
-    text, _ = Vault(store, fresh, "ann", "agents/").read(tool.memory.vault.parse("/memories/a.md"))
+    assert report.kms_calls == 2  # the data key of each version
+    text, _ = Vault(AdminStore(s3, BUCKET), fresh, "ann", "agents/").read(MemoryPath(("a.md",)))
     assert text == "after\n"  # the concurrent edit survived and reads under the new key
+
+
+@pytest.mark.moto_only  # rewrap needs KMS ReEncrypt, which MiniStack lacks
+def test_rewrap_leaves_an_object_rewritten_in_format_2_meanwhile(s3, kms, kms_key, make_tool):
+    tool = make_tool("ann", use_kms=True)
+    report, copies, _ = concurrent_rewrap_run(
+        s3,
+        kms,
+        kms_key,
+        lambda: ok(tool, command="str_replace", path="/memories/a.md", old_str="before", new_str="after"),
+    )
+    # The copy was refused (412); read again, the object is in format 2 now: nothing to rewrap in it.
+    assert (report.rewrapped, report.already, report.format2, report.problems) == (0, 0, 1, [])
+    assert len(copies) == 1
+    assert s3.head_object(Bucket=BUCKET, Key="agents/ann/a.md")["Metadata"]["s3m-v"] == "2"
+    assert ok(make_tool("ann", use_kms=True), command="view", path="/memories/a.md").endswith("1\tafter")

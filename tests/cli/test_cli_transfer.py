@@ -53,6 +53,11 @@ def stored_keys(s3, prefix: str) -> list[str]:
     return sorted(o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET, Prefix=prefix).get("Contents", []))
 
 
+def memory_keys(s3, prefix: str) -> list[str]:
+    """`stored_keys` without the agents' keystores (`.s3memory/keys/`: branch keys, not memory)."""
+    return [k for k in stored_keys(s3, prefix) if "/.s3memory/keys/" not in k]
+
+
 # --- export ----------------------------------------------------------------------------
 
 
@@ -236,7 +241,7 @@ def test_an_export_failing_halfway_leaves_no_partial_tarball(capsys, stocked, tm
 
 @pytest.mark.parametrize("to", ["new/out", "backup.tar.gz"])
 def test_an_export_where_every_object_fails_writes_nothing(capsys, stocked, s3, tmp_path, to):
-    for key in stored_keys(s3, "agents/ann/"):
+    for key in memory_keys(s3, "agents/ann/"):
         obj = s3.get_object(Bucket=BUCKET, Key=key)
         s3.put_object(Bucket=BUCKET, Key=key, Body=obj["Body"].read()[:-1], Metadata=obj["Metadata"])
     dest = tmp_path / to
@@ -338,7 +343,7 @@ def test_import_skips_existing_unless_overwrite(capsys, env, s3, tmp_path, make_
     assert code == 0
     assert out.splitlines()[:2] == ["overwrote /memories/a.md (5 bytes)", "overwrote /memories/new.md (3 bytes)"]
     assert ok(tool, command="view", path="/memories/a.md").endswith("1\tlocal")
-    assert stored_keys(s3, "agents/ann/") == ["agents/ann/a.md", "agents/ann/new.md"]
+    assert memory_keys(s3, "agents/ann/") == ["agents/ann/a.md", "agents/ann/new.md"]
 
 
 def test_import_applies_the_guard_size_limit_and_layout_rules(capsys, env, tmp_path, make_tool, monkeypatch):

@@ -7,10 +7,10 @@ import base64
 import pytest
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from s3memory.core import envelope
+from s3memory.core import envelope, keyring
 from s3memory.core.envelope import DataKey, Header
 from s3memory.errors import IntegrityError
-from tests.support import BUCKET, ok
+from tests.support import BUCKET, is_keystore, keystore_names, ok
 
 DATA_KEY = bytes(range(100, 132))
 WRAPPED = b"\x01wrapped-data-key-blob\xfe" * 3
@@ -333,8 +333,18 @@ def test_stored_object_sizes_and_metadata(tool, s3) -> None:
     head = s3.head_object(Bucket=BUCKET, Key=key)
     assert head["ContentLength"] == 1536 + 16
     listed = s3.list_objects_v2(Bucket=BUCKET, Prefix="agents/")["Contents"]
-    assert [(o["Key"], o["Size"]) for o in listed] == [(key, 1552)]
-    assert sorted(head["Metadata"]) == ["s3m-cm", "s3m-kp", "s3m-mt", "s3m-salt", "s3m-v", "s3m-wk"]
+    assert [(o["Key"], o["Size"]) for o in listed if not is_keystore(o["Key"])] == [(key, 1552)]
+    # Format 2: the header names the agent's branch key (made by this first write) instead of
+    # carrying a wrapped key; the keystore holds its claim and its (empty) index entry.
+    assert sorted(head["Metadata"]) == ["s3m-bk", "s3m-cm", "s3m-kp", "s3m-mt", "s3m-salt", "s3m-v"]
+    assert head["Metadata"]["s3m-v"] == "2"
+    claim, index = keystore_names([o["Key"] for o in listed], "agents/agent-42/")
+    assert claim == "00000001"
+    record = keyring.parse_index(index)
+    assert record is not None
+    assert (record.branch_id, record.provider) == (head["Metadata"]["s3m-bk"], head["Metadata"]["s3m-kp"])
+    assert record.generation == 1
+    assert [o["Size"] for o in listed if o["Key"].endswith("/" + index)] == [0]
     assert abs(int(head["Metadata"]["s3m-mt"]) - head["LastModified"].timestamp()) < 5  # the content's time
     flat = "".join(k + v for k, v in head["Metadata"].items())
     assert flat.isascii()

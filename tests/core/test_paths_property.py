@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from s3memory.core import paths
 from s3memory.errors import InvalidPath
-from tests.support import BUCKET, ok
+from tests.support import BUCKET, assert_one_branch_key, ok, without_keystore
 
 ROOT = "agents/victim-1/"
 # What the messages and keys must never contain raw: C0 controls, DEL, C1 controls, line separators.
@@ -165,7 +165,8 @@ def test_hostile_commands_stay_inside_the_agent_prefix(make_tool, s3):
     for key, body in NEIGHBOURS.items():
         s3.put_object(Bucket=BUCKET, Key=key, Body=body)
     before = _all_objects(s3)
-    assert set(before) == {*NEIGHBOURS, "agents/victim-10/x.txt", "agents/victim-10/d/y.txt"}
+    assert set(without_keystore(before)) == {*NEIGHBOURS, "agents/victim-10/x.txt", "agents/victim-10/d/y.txt"}
+    assert_one_branch_key(before, "agents/victim-10/")  # the neighbour's keystore: outside the victim too
     victim = make_tool("victim-1")
 
     @settings(max_examples=60, deadline=None)

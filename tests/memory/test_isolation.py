@@ -1,12 +1,15 @@
 """Tampering is detected, and agents never see or touch each other's files.
 
 The tamper matrix changes stored objects with raw boto3 on the moto bucket and runs the
-commands that read them, once with LocalKeys and once with KmsKeys.
+commands that read them, with LocalKeys and with KmsKeys, on objects of format 2 (what the tool
+writes: the header names the agent's branch key) and of format 1 (written by older versions,
+still read: the header carries a wrapped data key).
 """
 
 from __future__ import annotations
 
 import base64
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -14,8 +17,18 @@ from typing import Any
 import pytest
 from anthropic.lib.tools import ToolError
 
-from s3memory import Limits, LocalKeys
-from tests.support import BUCKET, err, ok
+from s3memory import KmsKeys, Limits, LocalKeys
+from s3memory.core import envelope
+from tests.support import (
+    BUCKET,
+    LOCAL_KEY,
+    assert_one_branch_key,
+    err,
+    is_keystore,
+    keystore_names,
+    ok,
+    without_keystore,
+)
 
 NOTES = "/memories/notes.md"
 NOTES_KEY = "agents/agent-42/notes.md"
@@ -70,8 +83,9 @@ class Ctx:
     s3: Any
     make_tool: Callable[..., Any]
     use_kms: bool
+    version: int  # the format of the objects written
     writer: Any  # the tool that wrote the objects (its key cache is warm)
-    other_window_meta: dict[str, str]  # metadata of an object of agent-42 under another data key
+    other_window_meta: dict[str, str]  # metadata of an object of agent-42 under another key (branch or data key)
     originals: dict[str, tuple[bytes, dict[str, str]]]
 
     def restore(self) -> None:
@@ -150,6 +164,16 @@ def _overwrite_with_other_path(ctx: Ctx) -> tuple[str, str]:
     return "agent-42", NOTES
 
 
+def _other_version(_ctx: Ctx, meta: dict[str, str]) -> str:
+    return "1" if meta["s3m-v"] == "2" else "2"
+
+
+def _flip_branch_id(_ctx: Ctx, meta: dict[str, str]) -> str:
+    """A well-formed branch id of the same generation that the keystore does not hold."""
+    branch = meta["s3m-bk"]
+    return branch[:-1] + ("0" if branch[-1] != "0" else "1")
+
+
 TAMPERS: dict[str, Tamper] = {
     "body-flip-first": _body(lambda b: flip(b, 0)),
     "body-flip-middle": _body(lambda b: flip(b, len(b) // 2)),
@@ -161,14 +185,11 @@ TAMPERS: dict[str, Tamper] = {
     "body-append": _body(lambda b: b + b"\x00"),
     "drop-s3m-v": _drop("s3m-v"),
     "drop-s3m-kp": _drop("s3m-kp"),
-    "drop-s3m-wk": _drop("s3m-wk"),
     "drop-s3m-salt": _drop("s3m-salt"),
     "drop-s3m-cm": _drop("s3m-cm"),
     "drop-all-metadata": _meta(lambda _c, _m: {}),
-    "alter-s3m-v": _set("s3m-v", lambda _c, _m: "2"),
+    "alter-s3m-v": _set("s3m-v", _other_version),
     "alter-s3m-kp": _set("s3m-kp", _other_provider),
-    "alter-s3m-wk-flip": _set("s3m-wk", lambda _c, m: flip_b64(m["s3m-wk"], -1)),
-    "alter-s3m-wk-other-window": _set("s3m-wk", lambda c, _m: c.other_window_meta["s3m-wk"]),
     "alter-s3m-salt": _set("s3m-salt", lambda _c, m: flip_b64(m["s3m-salt"], 0)),
     "alter-s3m-cm": _set("s3m-cm", lambda _c, m: flip_b64(m["s3m-cm"], 31)),
     "alter-header-from-other-window": _meta(lambda c, _m: dict(c.other_window_meta)),
@@ -179,20 +200,67 @@ TAMPERS: dict[str, Tamper] = {
     "overwrite-with-another-path": _overwrite_with_other_path,
     "copy-to-another-agent": _copy_to_other_agent,
 }
+# The entry that names the key: a wrapped data key (format 1) or the id of a branch key (format 2).
+KEY_TAMPERS: dict[int, dict[str, Tamper]] = {
+    1: {
+        "drop-s3m-wk": _drop("s3m-wk"),
+        "alter-s3m-wk-flip": _set("s3m-wk", lambda _c, m: flip_b64(m["s3m-wk"], -1)),
+        "alter-s3m-wk-other-window": _set("s3m-wk", lambda c, _m: c.other_window_meta["s3m-wk"]),
+    },
+    2: {
+        "drop-s3m-bk": _drop("s3m-bk"),
+        "alter-s3m-bk-flip": _set("s3m-bk", _flip_branch_id),
+        "alter-s3m-bk-other-branch": _set("s3m-bk", lambda c, _m: c.other_window_meta["s3m-bk"]),
+    },
+}
 
 
-@pytest.fixture(params=[False, True], ids=["local", "kms"])
-def ctx(request: pytest.FixtureRequest, s3: Any, make_tool: Callable[..., Any]) -> Ctx:
-    use_kms = bool(request.param)
-    writer = make_tool(use_kms=use_kms)
-    ok(writer, command="create", path=NOTES, file_text=NOTES_TEXT)
-    ok(writer, command="create", path="/memories/other.md", file_text=OTHER_TEXT)
-    # A second key provider instance holds another data key for the same agent.
-    ok(make_tool(use_kms=use_kms), command="create", path="/memories/window2.md", file_text=NOTES_TEXT)
+def tampers(version: int) -> dict[str, Tamper]:
+    return {**TAMPERS, **KEY_TAMPERS[version]}
+
+
+KEY_ENTRY = {1: "s3m-wk", 2: "s3m-bk"}
+
+
+def put_format1(s3: Any, keys: Any, path: str, text: str) -> None:
+    """Store the file at `path` of agent-42 as a format-1 object sealed under `keys`' data key."""
+    body, header = envelope.seal(
+        text.encode("utf-8"), keys.data_key("agent-42"), agent_id="agent-42", path=path, modified=int(time.time())
+    )
+    put_raw(s3, "agents/agent-42/" + path.removeprefix("/memories/"), body, header.to_metadata())
+
+
+@pytest.fixture(
+    params=[(False, 2), (True, 2), (False, 1), (True, 1)], ids=["local", "kms", "local-format1", "kms-format1"]
+)
+def ctx(request: pytest.FixtureRequest, s3: Any, kms: Any, make_tool: Callable[..., Any]) -> Ctx:
+    use_kms, version = request.param
+
+    def new_keys() -> Any:  # a key provider instance with empty caches
+        if use_kms:
+            return KmsKeys(request.getfixturevalue("kms_key"), kms_client=kms)
+        return LocalKeys(LOCAL_KEY)
+
+    keys = new_keys()
+    writer = make_tool(keys=keys)
+    if version == 2:
+        ok(writer, command="create", path=NOTES, file_text=NOTES_TEXT)
+        ok(writer, command="create", path="/memories/other.md", file_text=OTHER_TEXT)
+        # Another branch key of the same agent: generation 2, made active by a rotation.
+        rotated = make_tool(keys=new_keys())
+        rotated.memory.vault.keystore.rotate()
+        ok(rotated, command="create", path="/memories/window2.md", file_text=NOTES_TEXT)
+    else:
+        put_format1(s3, keys, NOTES, NOTES_TEXT)  # the writer's key cache holds this data key
+        put_format1(s3, keys, "/memories/other.md", OTHER_TEXT)
+        # A second key provider instance holds another data key for the same agent.
+        put_format1(s3, new_keys(), "/memories/window2.md", NOTES_TEXT)
     other_meta = snapshot(s3, "agents/agent-42/window2.md")[1]
-    assert other_meta["s3m-wk"] != snapshot(s3, NOTES_KEY)[1]["s3m-wk"]
+    notes_meta = snapshot(s3, NOTES_KEY)[1]
+    assert notes_meta["s3m-v"] == other_meta["s3m-v"] == str(version)
+    assert other_meta[KEY_ENTRY[version]] != notes_meta[KEY_ENTRY[version]]
     originals = {key: snapshot(s3, key)[:2] for key in all_keys(s3)}
-    return Ctx(s3, make_tool, use_kms, writer, other_meta, originals)
+    return Ctx(s3, make_tool, use_kms, version, writer, other_meta, originals)
 
 
 def test_untampered_control(ctx: Ctx) -> None:
@@ -208,9 +276,9 @@ def test_untampered_control(ctx: Ctx) -> None:
 
 
 def test_tampered_objects_are_never_returned_or_edited(ctx: Ctx) -> None:
-    """Every tamper in TAMPERS, one after the other on a restored bucket; all failures are listed at the end."""
+    """Every tamper of the format, one after the other on a restored bucket; all failures are listed at the end."""
     wrong: list[tuple[str, object]] = []
-    for name, tamper in TAMPERS.items():
+    for name, tamper in tampers(ctx.version).items():
         ctx.restore()
         agent, display = tamper(ctx)
         before = state(ctx.s3)
@@ -231,7 +299,7 @@ def test_tampered_objects_are_never_returned_or_edited(ctx: Ctx) -> None:
             wrong.append((name, "the failed commands changed the bucket"))
     assert sorted({name for name, _ in wrong}) == []  # the tampers that got through, by name
     assert wrong == []
-    assert len(TAMPERS) == 27
+    assert len(tampers(ctx.version)) == 27
 
 
 def test_swapped_bodies_fail_on_both_paths(ctx: Ctx) -> None:
@@ -345,13 +413,14 @@ def test_same_names_are_separate_files(pair: tuple[Any, Any, str], s3: Any) -> N
 
 def test_recursive_delete_and_rename_leave_the_other_agent_alone(pair: tuple[Any, Any, str], s3: Any) -> None:
     ann, ann2, prefix = pair
-    before = ann2_state(s3, prefix)
-    assert [k for k, _ in before] == [
+    before = ann2_state(s3, prefix)  # ann2's files and its keystore
+    assert without_keystore(k for k, _ in before) == [
         f"{prefix}ann2/d/sub/y.md",
         f"{prefix}ann2/d/x.md",
         f"{prefix}ann2/only2/z.md",
         f"{prefix}ann2/secret.md",
     ]
+    assert_one_branch_key([k for k, _ in before], f"{prefix}ann2/")
     ok(ann, command="create", path="/memories/d/deep/b.md", file_text="ann b\n")
     assert ok(ann, command="rename", old_path="/memories/d", new_path="/memories/e") == (
         "Successfully renamed /memories/d to /memories/e"
@@ -361,7 +430,8 @@ def test_recursive_delete_and_rename_leave_the_other_agent_alone(pair: tuple[Any
     assert ok(ann, command="delete", path="/memories/mine.md") == "Successfully deleted /memories/mine.md"
     assert ann2_state(s3, prefix) == before
     keys = [o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET).get("Contents", [])]
-    assert keys == [k for k, _ in before]
+    assert [k for k in keys if not is_keystore(k, f"{prefix}ann/")] == [k for k, _ in before]
+    assert_one_branch_key(keys, f"{prefix}ann/")  # deleting files keeps ann's keystore
     # ann2 still reads everything.
     for path, text in ANN2_FILES.items():
         assert ok(ann2, command="view", path=path).endswith("1\t" + text.rstrip("\n"))
@@ -389,9 +459,13 @@ def test_clear_all_memory_erases_only_this_agent(make_tool, s3):
     for tool in (ann, ann2):
         ok(tool, command="create", path="/memories/a.md", file_text="a")
         ok(tool, command="create", path="/memories/d/b.md", file_text="b")
+    keystore_before = keystore_names(all_keys(s3), "agents/ann/")
     assert ann.clear_all_memory() == "All memory cleared"
     keys = sorted(o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET).get("Contents", []))
-    assert keys == ["agents/ann2/a.md", "agents/ann2/d/b.md"]
+    assert without_keystore(keys) == ["agents/ann2/a.md", "agents/ann2/d/b.md"]
+    assert_one_branch_key(keys, "agents/ann/")
+    assert keystore_names(keys, "agents/ann/") == keystore_before  # clearing keeps the agent's keystore as it was
+    assert_one_branch_key(keys, "agents/ann2/")
     assert ok(ann, command="view", path="/memories") == (
         "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\n"
         "4.0K\t/memories"

@@ -11,14 +11,16 @@ import pytest
 from botocore.exceptions import ClientError
 
 from s3memory.memory.intents import INTENTS
-from tests.support import BUCKET, err, ok
+from tests.support import BUCKET, err, ok, without_keystore
 from tests.support.cli import run
 
 PREFIX = "agents/agent-42/"
 
 
 def keys(s3: Any) -> list[str]:
-    return sorted(o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET).get("Contents", []))
+    """Every stored key but the agent's keystore (`.s3memory/keys/`, made by its first write): files
+    and intent records."""
+    return without_keystore(sorted(o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET).get("Contents", [])))
 
 
 def refuse(code: str, status: int, operation: str) -> ClientError:

@@ -67,10 +67,10 @@ def test_kms_requests_are_counted(
     reader = make_tool(keys=KmsKeys(kms_key, kms_client=kms))
     caplog.clear()
     with caplog.at_level(logging.INFO, logger="s3memory"):
-        ok(reader, command="view", path="/memories/a.md")  # a cold reader: one Decrypt
+        ok(reader, command="view", path="/memories/a.md")  # a cold reader: one Decrypt, of the branch key
     assert [fields(r) for r in records(caplog)] == [
         {"command": "view", "outcome": "ok", "s3_requests": 2, "kms_requests": 1, "retries": 0, "agent_id": "agent-42"}
-    ]  # the start-up root listing, then the GET
+    ]  # the start-up root listing (which also lists the keystore), then the GET
 
 
 def test_a_conflict_retry_is_counted(make_tool: Callable[..., Any], s3: Any, caplog: pytest.LogCaptureFixture) -> None:
@@ -282,7 +282,7 @@ def test_metrics_count_requests_conflicts_and_errors(
         ("s3memory.s3.requests", (("s3memory.command", "insert"),)): 6,  # b: GET, PUT; a: GET, PUT 412, GET, PUT
         ("s3memory.s3.requests", (("s3memory.command", "delete"),)): 2,
         ("s3memory.s3.requests", (("s3memory.command", "view"),)): 2,  # the start-up root listing, then the GET
-        ("s3memory.kms.requests", (("s3memory.command", "view"),)): 1,  # a cold reader: one Decrypt
+        ("s3memory.kms.requests", (("s3memory.command", "view"),)): 1,  # a cold reader: one Decrypt (branch key)
         ("s3memory.conflict.retries", (("s3memory.command", "insert"),)): 1,
         ("s3memory.errors", (("s3memory.command", "delete"), ("s3memory.outcome", "command"))): 1,
     }

@@ -8,7 +8,7 @@ from s3memory import Limits, LocalKeys
 from s3memory.memory.dir_changes import INTENTS
 from s3memory.storage.store import ObjectStore
 from s3memory.storage.vault import Vault
-from tests.support import BUCKET, err, ok
+from tests.support import BUCKET, LOCAL_KEY, assert_one_branch_key, err, ok, without_keystore
 
 HEADER = "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:"
 
@@ -132,9 +132,18 @@ def test_both_limits_the_file_limit_is_checked_first(make_tool):
 
 
 def test_bookkeeping_objects_do_not_count(make_tool, s3):
-    """An intent record left behind (here one that cannot be read, so recovery leaves it) is not a file."""
-    vault = Vault(ObjectStore(s3, BUCKET), LocalKeys(bytes(32)), "agent-42", "agents/")  # another key: unreadable
+    """An intent record left behind (here one that cannot be read, so recovery leaves it) is not a
+    file, and neither are the two keystore objects its write created."""
+    vault = Vault(ObjectStore(s3, BUCKET), LocalKeys(LOCAL_KEY), "agent-42", "agents/")
+    record = vault.key(INTENTS.child("0" * 32))
     vault.write(INTENTS.child("0" * 32), '{"v":1}', if_none_match=True)
+    stored = s3.get_object(Bucket=BUCKET, Key=record)  # one flipped body byte: unreadable
+    body = bytearray(stored["Body"].read())
+    body[0] ^= 0x01
+    s3.put_object(Bucket=BUCKET, Key=record, Body=bytes(body), Metadata=stored["Metadata"])
+    listed = [o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET)["Contents"]]
+    assert without_keystore(listed) == [record]
+    assert_one_branch_key(listed, "agents/agent-42/")
     tool = make_tool(limits=Limits(max_agent_files=1, max_agent_bytes=7))  # a.md: 4 + 3
     assert ok(tool, command="create", path="/memories/a.md", file_text="abc") == (
         "File created successfully at: /memories/a.md"
@@ -156,6 +165,8 @@ def test_quota_checks_cost_a_warm_tool_no_request_for_files_and_one_listing_for_
     nbytes = make_tool("bytes", limits=Limits(max_agent_bytes=1000))
     for tool in (default, files, nbytes):
         ok(tool, command="view", path="/memories")  # start-up check: one root listing, which counts files
+        # The agent's first write also creates its keystore (2 PUTs, once per agent): not what this measures.
+        ok(tool, command="create", path="/memories/first.md", file_text="x")
     costs = {}
     for name, tool in (("default", default), ("files", files), ("bytes", nbytes)):
         counter.reset()

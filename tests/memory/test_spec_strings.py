@@ -7,7 +7,7 @@ from anthropic.lib.tools import ToolError
 
 from s3memory import Limits
 from s3memory.core.paths import MemoryPath
-from tests.support import BUCKET, err, ok
+from tests.support import BUCKET, assert_one_branch_key, err, ok, without_keystore
 
 
 def stored(tool, raw: str) -> str:
@@ -15,9 +15,14 @@ def stored(tool, raw: str) -> str:
     return tool.memory.vault.read(tool.memory.vault.parse(raw))[0]
 
 
-def bucket_keys(s3) -> list[str]:
+def all_bucket_keys(s3) -> list[str]:
     pages = s3.get_paginator("list_objects_v2").paginate(Bucket=BUCKET)
     return sorted(obj["Key"] for page in pages for obj in page.get("Contents", []))
+
+
+def bucket_keys(s3) -> list[str]:
+    """The stored keys of memory files: every key but the agents' keystores (`.s3memory/keys/`)."""
+    return without_keystore(all_bucket_keys(s3))
 
 
 def create(tool, path: str, text: str = "") -> None:
@@ -41,13 +46,14 @@ def test_view_documentation_example(tool):
 
 
 def test_view_root_of_brand_new_agent(tool, s3):
-    assert bucket_keys(s3) == []
+    assert all_bucket_keys(s3) == []
     expected = (
         "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\n"
         "4.0K\t/memories"
     )
     assert ok(tool, command="view", path="/memories") == expected
     assert ok(tool, command="view", path="/memories/") == expected
+    assert all_bucket_keys(s3) == []  # only a write creates the agent's keystore
 
 
 def _tree(tool):
@@ -295,6 +301,7 @@ def test_create_success_and_parents_implicit(tool, s3):
         "File created successfully at: /memories/p/q/r.txt"
     )
     assert bucket_keys(s3) == ["agents/agent-42/p/q/r.txt"]
+    assert_one_branch_key(all_bucket_keys(s3), "agents/agent-42/")  # the first write made the keystore
     assert ok(tool, command="view", path="/memories/p") == (
         "Here're the files and directories up to 2 levels deep in /memories/p, excluding hidden items and "
         "node_modules:\n"

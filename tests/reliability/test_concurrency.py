@@ -19,7 +19,25 @@ from tests.support import BUCKET, CallCounter, err, ok
 
 F = "/memories/f.md"
 F_KEY = "agents/agent-42/f.md"
+KEYSTORE = "agents/agent-42/.s3memory/keys/"  # the agent's branch keys, made by its first write
 EDITED = "The memory file has been edited. Here is the snippet showing the change (with line numbers):"
+
+
+def stored_keys(s3: Any) -> list[str]:
+    """The bucket's keys but the agent's keystore, after checking that the keystore holds exactly one
+    branch key: generation 1's claim and its index entry."""
+    keys = sorted(obj["Key"] for obj in s3.list_objects_v2(Bucket=BUCKET).get("Contents", []))
+    names = [key[len(KEYSTORE) :] for key in keys if key.startswith(KEYSTORE)]
+    assert len(names) == 2, names
+    assert names[0] == "00000001", names
+    assert names[1].startswith("00000001-"), names
+    return [key for key in keys if not key.startswith(KEYSTORE)]
+
+
+def make_keystore(tool: Any) -> None:
+    """Create the agent's branch key (what its first write would do), so that later writes of the
+    test make no keystore request and the race under test is on the file alone."""
+    tool.memory.vault.keystore.active()
 
 
 def stored_text(tool: Any, path: str = F) -> str:
@@ -119,7 +137,7 @@ def test_concurrent_delete_between_read_and_write(pair: tuple[Any, Any], s3: Any
         "Error: The path /memories/f.md does not exist. Please provide a valid path."
     )
     hook.remove()
-    assert s3.list_objects_v2(Bucket=BUCKET).get("KeyCount") == 0
+    assert stored_keys(s3) == []
 
 
 @pytest.mark.parametrize("replacements", [EDIT_ATTEMPTS - 1, EDIT_ATTEMPTS, EDIT_ATTEMPTS + 3])
@@ -184,12 +202,15 @@ def test_rename_keeps_an_edit_made_during_the_move(pair: tuple[Any, Any], s3: An
 @pytest.mark.parametrize("n", [2, 8])
 def test_racing_creates_have_one_winner(make_tool: Callable[..., Any], s3: Any, n: int) -> None:
     tools = [make_tool() for _ in range(n)]
-    for tool in tools:  # first command of each instance (its recovery scan) done up front
+    make_keystore(tools[0])
+    for tool in tools:  # first command of each instance (its recovery scan, which reads the keystore) up front
         ok(tool, command="view", path="/memories")
     # Every writer has passed its own existence checks before any PutObject goes out.
     barrier = threading.Barrier(n, timeout=20)
+    puts: list[str] = []
 
-    def all_at_once(**_: Any) -> None:  # must return None: a value would be taken as the response
+    def all_at_once(params: dict[str, Any], **_: Any) -> None:  # must return None: a value would be the response
+        puts.append(params["url_path"].rsplit("/", 1)[-1])  # the request's path ends with the object's name
         barrier.wait()
 
     s3.meta.events.register("before-call.s3.PutObject", all_at_once)
@@ -211,8 +232,9 @@ def test_racing_creates_have_one_winner(make_tool: Callable[..., Any], s3: Any, 
     assert len(winners) == 1
     assert len(losers) == n - 1
     s3.meta.events.unregister("before-call.s3.PutObject", all_at_once)
+    assert puts == ["f.md"] * n  # one create each, and nothing else (the keystore was there already)
     assert stored_text(tools[0]) == f"writer {winners[0]}\n"
-    assert s3.list_objects_v2(Bucket=BUCKET)["KeyCount"] == 1
+    assert stored_keys(s3) == [F_KEY]
 
 
 @pytest.mark.usefixtures("atomic_moto_put")
@@ -265,10 +287,36 @@ def test_create_retries_after_conditional_conflict(tool: Any, s3: Any, counter: 
                 "PutObject",
             )
 
+    make_keystore(tool)  # the PutObject that conflicts is the file's, not the keystore's
     s3.meta.events.register("before-call.s3.PutObject", conflict_once)
     assert ok(tool, command="create", path=F, file_text="one\n") == "File created successfully at: /memories/f.md"
     assert calls["n"] == 2
     s3.meta.events.unregister("before-call.s3.PutObject", conflict_once)
+    assert stored_text(tool) == "one\n"
+
+
+def test_first_write_retries_after_conditional_conflict_on_its_keystore(
+    tool: Any, s3: Any, counter: CallCounter
+) -> None:
+    """The agent's first write: the 409 hits the create of its keystore claim; the create asks again."""
+    calls = {"n": 0}
+
+    def conflict_once(**_: Any) -> None:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise ClientError(
+                {
+                    "Error": {"Code": "ConditionalRequestConflict", "Message": "x"},
+                    "ResponseMetadata": {"HTTPStatusCode": 409},
+                },
+                "PutObject",
+            )
+
+    s3.meta.events.register("before-call.s3.PutObject", conflict_once)
+    assert ok(tool, command="create", path=F, file_text="one\n") == "File created successfully at: /memories/f.md"
+    s3.meta.events.unregister("before-call.s3.PutObject", conflict_once)
+    assert calls["n"] == 4  # claim (409), claim, index entry, file
+    assert stored_keys(s3) == [F_KEY]
     assert stored_text(tool) == "one\n"
 
 

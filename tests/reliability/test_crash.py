@@ -20,6 +20,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from s3memory import KmsKeys, LocalKeys, S3MemoryTool
+from s3memory.core import keyring
 from s3memory.core.paths import parse
 from s3memory.errors import NotFound
 from s3memory.storage.keys import Keys
@@ -28,6 +29,7 @@ from s3memory.storage.vault import Vault
 from tests.support import BUCKET, LOCAL_KEY, err, ok
 
 PREFIX = "agents/"
+KEYSTORE = ".s3memory/keys/"  # relative to the agent's root
 FILES = {
     "/memories/proj/a.txt": "alpha\n",
     "/memories/proj/b.md": "# bee\nline two\n",
@@ -143,16 +145,32 @@ def _read(vault: Vault, display: str) -> str | None:
     return text
 
 
-def _keys(s3: Any, agent: str) -> set[str]:
+def _all_keys(s3: Any, agent: str) -> set[str]:
+    """Every object under the agent's root (relative to it), its keystore included."""
     root = f"{PREFIX}{agent}/"
     resp = s3.list_objects_v2(Bucket=BUCKET, Prefix=root)
     assert not resp.get("IsTruncated")
     return {obj["Key"][len(root) :] for obj in resp.get("Contents", [])}
 
 
+def _keys(s3: Any, agent: str) -> set[str]:
+    """The agent's objects except its keystore (`.s3memory/keys/`, made by its first write)."""
+    return {rel for rel in _all_keys(s3, agent) if not rel.startswith(KEYSTORE)}
+
+
+def _assert_one_branch_key(s3: Any, agent: str) -> None:
+    """The keystore holds generation 1 only: its claim and one index entry (no operation here rotates)."""
+    names = sorted(rel[len(KEYSTORE) :] for rel in _all_keys(s3, agent) if rel.startswith(KEYSTORE))
+    assert len(names) == 2, names
+    assert names[0] == "00000001", names
+    record = keyring.parse_index(names[1])
+    assert record is not None, names
+    assert record.generation == 1, names
+
+
 def _wipe(s3: Any, agent: str) -> None:
     """Remove a finished case's objects: moto's listing slows down with every key in the bucket."""
-    keys = [{"Key": f"{PREFIX}{agent}/{rel}"} for rel in _keys(s3, agent)]
+    keys = [{"Key": f"{PREFIX}{agent}/{rel}"} for rel in _all_keys(s3, agent)]
     if keys:
         s3.delete_objects(Bucket=BUCKET, Delete={"Objects": keys, "Quiet": True})
 
@@ -166,7 +184,8 @@ def _moved(display: str) -> str:
 
 
 def _seed(vault: Vault) -> None:
-    """Write the starting files straight through the vault (one PUT each; the tool's create is tested elsewhere)."""
+    """Write the starting files straight through the vault (one PUT each; the tool's create is tested
+    elsewhere). The first also creates the agent's keystore, so the swept operation never does."""
     for path, text in {**FILES, **OTHER}.items():
         vault.write(parse(path), text, if_none_match=True)
 
@@ -200,6 +219,7 @@ def _assert_state(s3: Any, agent: str, vault: Vault, where: str) -> None:
     else:
         expected = dict(OTHER)
     assert _keys(s3, agent) == {_rel(p) for p in expected}  # no duplicates, no intent record left
+    _assert_one_branch_key(s3, agent)
     for path, text in expected.items():
         assert _read(vault, path) == text
 
@@ -277,14 +297,17 @@ def test_crash_at_every_call_then_new_instance_completes(s3, killer, new_tool, o
 
 @pytest.mark.slow
 def test_crash_at_every_call_with_kms_keys(s3, kms, kms_key, killer, new_tool):
-    """The same sweep for rename with KMS data keys: KMS calls are fault points too."""
+    """The same sweep for rename with KMS keys: KMS calls are fault points too."""
 
     def keys() -> KmsKeys:
         return KmsKeys(kms_key, kms_client=kms)
 
     calls = _count(s3, killer, new_tool, "rename", keys)
     n, intent_at = len(calls), _intent_index(calls)
-    assert "kms:GenerateDataKey" in calls[:intent_at]
+    # The agent's branch key was made by the seeding process: this instance's one KMS call is the
+    # unwrap (Decrypt) of that key, needed to seal the intent record, so it is a fault point too.
+    assert [c for c in calls if c.startswith("kms:")] == ["kms:Decrypt"]
+    assert calls[intent_at - 2] == "kms:Decrypt"
     for k in range(1, n + 1):
         agent = f"crash-kms-{k}"
         actor = _prepare(s3, new_tool, agent, keys)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import boto3
@@ -38,6 +38,7 @@ pytestmark = pytest.mark.moto_only
 
 PREFIX = "agents/"
 AGENT = "agent-7"
+KEYSTORE = ".s3memory/keys/"  # an agent's branch keys, relative to its root: made by its first write
 MAX_ATTEMPTS = 10  # botocore's `retries.max_attempts` counts retries: 1 + 10 attempts in all
 ATTEMPTS = MAX_ATTEMPTS + 1
 S3_FAULTS = {
@@ -150,10 +151,29 @@ def snapshot(client: Any, bucket: str) -> dict[str, tuple[str, bytes, dict[str, 
     return out
 
 
-def make_tool(client: Any, bucket: str, keys: Keys | None = None) -> S3MemoryTool:
+def memory_keys(keys: Iterable[str]) -> list[str]:
+    """The given object keys relative to the agent's root, sorted, without its keystore."""
+    relative = (k.split("/", 2)[2] for k in keys)
+    return sorted(rel for rel in relative if not rel.startswith(KEYSTORE))
+
+
+def keystore_keys(keys: Iterable[str]) -> list[str]:
+    """The names in the agent's keystore folder, sorted: generation 1's claim, then its index entry."""
+    relative = (k.split("/", 2)[2] for k in keys)
+    return sorted(rel[len(KEYSTORE) :] for rel in relative if rel.startswith(KEYSTORE))
+
+
+def assert_one_branch_key(keys: Iterable[str]) -> None:
+    names = keystore_keys(keys)
+    assert len(names) == 2, names
+    assert names[0] == "00000001", names
+    assert names[1].startswith("00000001-"), names
+
+
+def make_tool(client: Any, bucket: str, keys: Keys | None = None, agent: str = AGENT) -> S3MemoryTool:
     return S3MemoryTool(
         bucket=bucket,
-        agent_id=AGENT,
+        agent_id=agent,
         keys=keys or LocalKeys(LOCAL_KEY),
         s3_client=client,
         prefix=PREFIX,
@@ -207,7 +227,9 @@ def test_commands_succeed_through_transient_s3_faults(server_url, backoff):
     assert min(injector.faults.values()) >= 5  # each kind was injected several times
     stored = Vault(ObjectStore(clean_client, bucket), LocalKeys(LOCAL_KEY), AGENT, PREFIX)
     assert stored.read(parse("/memories/archive/notes.md"))[0] == "# Notes\n- first, edited\n- second\n"
-    assert {k.split("/", 2)[2] for k in snapshot(clean_client, bucket)} == {"archive/notes.md", "notes.md"}
+    stored_keys = snapshot(clean_client, bucket)
+    assert memory_keys(stored_keys) == ["archive/notes.md", "notes.md"]
+    assert_one_branch_key(stored_keys)  # the first create made it, through the faults too
     print(
         f"\n[faults] S3: {injector.total_calls} calls, {injector.attempts} attempts, {faults} injected faults "
         f"({dict(injector.faults)}), all retried; {len(SESSION)} commands succeeded"
@@ -304,7 +326,7 @@ def test_directory_delete_failing_midway_is_completed_by_the_next_command(server
             f"Error: Memory storage is unavailable right now ({code}) while changing /memories/dir. "
             "No file was lost; the unfinished change will be completed by the next command. Try again."
         )
-        keys = sorted(k.split("/", 2)[2] for k in snapshot(s3_client(server_url), bucket))
+        keys = memory_keys(snapshot(s3_client(server_url), bucket))
         assert keys[0].startswith(".s3memory/intents/")  # the record of the unfinished delete
         assert keys[1:] == ["a.txt", "dir/b.txt", "dir/c.txt"]  # nothing deleted yet, nothing lost
         injector.plan = lambda attempt, op, call: None  # storage is back
@@ -312,7 +334,9 @@ def test_directory_delete_failing_midway_is_completed_by_the_next_command(server
             "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and "
             "node_modules:\n4.0K\t/memories\n8B\t/memories/a.txt"
         )
-    assert {k.split("/", 2)[2] for k in snapshot(s3_client(server_url), bucket)} == {"a.txt"}
+    stored_keys = snapshot(s3_client(server_url), bucket)
+    assert memory_keys(stored_keys) == ["a.txt"]
+    assert_one_branch_key(stored_keys)  # deleting files never touches the keystore
 
 
 # --- KMS ------------------------------------------------------------------------------
@@ -329,17 +353,25 @@ def test_kms_throttling_is_retried(server_url, backoff):
     key_id = kms.create_key(Description="s3memory faults")["KeyMetadata"]["KeyId"]
     injector = Injector(kms, lambda attempt, op, call: "kms-throttle" if attempt % 2 else None)
     client, bucket = s3_client(server_url), new_bucket(server_url)
-    names = [f"/memories/k{i}.md" for i in range(4)]
-    # max_key_uses=1: a fresh data key (GenerateDataKey) for every object written.
-    with make_tool(client, bucket, KmsKeys(key_id, kms_client=kms, max_key_uses=1)) as writer:
-        for name in names:
-            assert ok(writer, command="create", path=name, file_text=name) == f"File created successfully at: {name}"
-    with make_tool(client, bucket, KmsKeys(key_id, kms_client=kms)) as reader:  # a new process: nothing cached
-        for name in names:
-            assert (
-                ok(reader, command="view", path=name)
-                == f"Here's the content of {name} with line numbers:\n     1\t{name}"
-            )
+    agents = [f"agent-{i}" for i in range(4)]
+    names = [f"/memories/k{i}.md" for i in range(3)]
+    # Format 2: an agent's first write makes its branch key (one GenerateDataKey), which seals every
+    # later object too; a new process unwraps it once (one Decrypt) to read all of them. So each of
+    # the 4 agents costs one GenerateDataKey and one Decrypt, however many objects it has.
+    for agent in agents:
+        with make_tool(client, bucket, KmsKeys(key_id, kms_client=kms), agent) as writer:
+            for name in names:
+                assert ok(writer, command="create", path=name, file_text=name) == (
+                    f"File created successfully at: {name}"
+                )
+    assert injector.calls == Counter({"GenerateDataKey": 4})
+    for agent in agents:  # a new process per agent: nothing cached
+        with make_tool(client, bucket, KmsKeys(key_id, kms_client=kms), agent) as reader:
+            for name in names:
+                assert (
+                    ok(reader, command="view", path=name)
+                    == f"Here's the content of {name} with line numbers:\n     1\t{name}"
+                )
     assert injector.calls == Counter({"GenerateDataKey": 4, "Decrypt": 4})
     assert injector.faults["kms-throttle"] == 8  # the first attempt of every call was throttled
     assert injector.attempts == 16
@@ -361,11 +393,16 @@ def test_kms_throttling_beyond_retries_fails_cleanly(server_url, backoff):
         "Try again."
     )
     with make_tool(client, bucket, KmsKeys(key_id, kms_client=kms)) as tool:
+        # A new process must unwrap the agent's branch key (Decrypt) to write with it, or to read.
         assert err(tool, command="create", path="/memories/b.md", file_text="new\n") == expected
         assert err(tool, command="view", path="/memories/a.md") == expected
         assert err(tool, command="str_replace", path="/memories/a.md", old_str="kept", new_str="gone") == expected
-    assert injector.calls == Counter({"GenerateDataKey": 1, "Decrypt": 2})
-    assert injector.faults["kms-throttle"] == 3 * ATTEMPTS
+    assert injector.calls == Counter({"Decrypt": 3})
+    with make_tool(client, bucket, KmsKeys(key_id, kms_client=kms), "agent-new") as tool:
+        # A new agent's first write must make its branch key (GenerateDataKey): no keystore object is written.
+        assert err(tool, command="create", path="/memories/b.md", file_text="new\n") == expected
+    assert injector.calls == Counter({"Decrypt": 3, "GenerateDataKey": 1})
+    assert injector.faults["kms-throttle"] == 4 * ATTEMPTS
     assert snapshot(client, bucket) == before
 
 
@@ -444,8 +481,9 @@ def test_directory_rename_survives_a_lost_answer_at_each_step_kind(local_s3, bac
             "Successfully renamed /memories/src to /memories/dst"
         )
     assert lose.lost == 1
-    keys = {obj["Key"] for obj in local_s3.list_objects_v2(Bucket="s3memory-lost-answers")["Contents"]}
-    assert keys == {f"{PREFIX}{AGENT}/dst/{name}.md" for name in ("a", "b", "c")}
+    keys = [obj["Key"] for obj in local_s3.list_objects_v2(Bucket="s3memory-lost-answers")["Contents"]]
+    assert memory_keys(keys) == [f"dst/{name}.md" for name in ("a", "b", "c")]
+    assert_one_branch_key(keys)
     assert [_local_text(local_s3, f"/memories/dst/{n}.md") for n in ("a", "b", "c")] == ["a", "b", "c"]
 
 
@@ -456,9 +494,28 @@ def test_create_whose_answer_was_lost_reports_already_exists(local_s3, backoff):
     concurrent identical create would need a read that breaks "exactly one create wins".
     """
     with _local_tool(local_s3) as tool:
-        lose = LoseAnswer(local_s3, "PutObject")
+        # The agent's first write: PutObject 1 and 2 create its keystore (claim, index entry), 3 is the file.
+        lose = LoseAnswer(local_s3, "PutObject", 3)
         assert err(tool, command="create", path="/memories/n.md", file_text="mine\n") == (
             "Error: File /memories/n.md already exists"
         )
     assert lose.lost == 1
+    assert lose.calls["PutObject"] == 3
+    assert _local_text(local_s3, "/memories/n.md") == "mine\n"
+
+
+@pytest.mark.parametrize("number", [1, 2], ids=["claim", "index-entry"])
+def test_first_write_whose_keystore_answer_was_lost_still_creates(local_s3, backoff, number):
+    """The retried create of the keystore's claim (or index entry) meets our own object (412): the
+    writer adopts the key it made, and the file is created under it, with one branch key in all."""
+    with _local_tool(local_s3) as tool:
+        lose = LoseAnswer(local_s3, "PutObject", number)
+        assert ok(tool, command="create", path="/memories/n.md", file_text="mine\n") == (
+            "File created successfully at: /memories/n.md"
+        )
+    assert lose.lost == 1
+    assert lose.calls["PutObject"] == 3  # claim, index entry, file: each once (the lost one retried inside)
+    keys = [obj["Key"] for obj in local_s3.list_objects_v2(Bucket="s3memory-lost-answers")["Contents"]]
+    assert memory_keys(keys) == ["n.md"]
+    assert_one_branch_key(keys)
     assert _local_text(local_s3, "/memories/n.md") == "mine\n"

@@ -22,7 +22,7 @@ from anthropic.lib.tools import ToolError
 
 from s3memory import LocalKeys, S3MemoryTool
 from s3memory.core.paths import parse
-from s3memory.storage.store import ObjectStore
+from s3memory.storage.store import ObjectInfo, ObjectStore
 from s3memory.storage.vault import Vault
 from tests.support import LOCAL_KEY
 from tests.support.moto_server import new_bucket, s3_client, serialized_moto_server
@@ -169,6 +169,18 @@ def seed(url: str, bucket: str, agent: str, workers: int, rounds: int) -> None:
         assert call(tool, command="create", path=TOKENS, file_text=tokens)[0]
 
 
+def memory_objects(vault: Vault) -> list[ObjectInfo]:
+    """Every object of the agent but its keystore, after checking that the keystore holds exactly one
+    branch key (its claim and index entry: the seeding write made it, every later writer used it)."""
+    stored = vault.store.list_all(vault.root)
+    folder = vault.space.keystore_prefix
+    keystore = sorted(obj.key[len(folder) :] for obj in stored if vault.space.is_keystore(obj.key))
+    assert len(keystore) == 2, keystore
+    assert keystore[0] == "00000001", keystore
+    assert keystore[1].startswith("00000001-"), keystore
+    return [obj for obj in stored if not vault.space.is_keystore(obj.key)]
+
+
 def check_final(url: str, bucket: str, agent: str, results: list[dict[str, Any]], workers: int, rounds: int) -> None:
     vault = Vault(ObjectStore(s3_client(url), bucket), LocalKeys(LOCAL_KEY), agent, PREFIX)
     log, _ = vault.read(parse(LOG))
@@ -190,7 +202,7 @@ def check_final(url: str, bucket: str, agent: str, results: list[dict[str, Any]]
     # Every object of the agent decrypts, and there is nothing else (no intent record, no stray copy).
     expected = {LOG, TOKENS} | {race_path(i) for i in range(rounds)}
     expected |= {own_path(w, f"m{i}.md") for w in range(workers) for i in range(rounds)}
-    stored = vault.store.list_all(vault.root)
+    stored = memory_objects(vault)
     assert {str(vault.path_of(obj.key)) for obj in stored} == expected
     for obj in stored:
         path = vault.path_of(obj.key)
@@ -300,9 +312,9 @@ def _seed_dir(client: Any, bucket: str, agent: str, base: str = "/memories/A") -
 
 
 def _contents(vault: Vault) -> dict[str, str]:
-    """Every object of the agent as display path → text (each must decrypt)."""
+    """Every object of the agent as display path → text (each must decrypt), its keystore aside."""
     out = {}
-    for obj in vault.store.list_all(vault.root):
+    for obj in memory_objects(vault):
         path = vault.path_of(obj.key)
         assert path is not None
         out[str(path)] = vault.read(path)[0]

@@ -15,7 +15,7 @@ import pytest
 from anthropic.lib.tools import ToolError
 
 from s3memory import AsyncS3MemoryTool, LocalKeys
-from tests.support import BUCKET, LOCAL_KEY, ok
+from tests.support import BUCKET, LOCAL_KEY, assert_one_branch_key, listed_keys, ok, without_keystore
 from tests.support.api import BETA, SCRIPT, ScriptedApi, check_bucket, check_conversation, httpx
 
 pytestmark = [
@@ -80,9 +80,13 @@ async def test_every_command(atool: AsyncS3MemoryTool, s3: Any) -> None:
         "     3\t2\n"
         "     4\tthree"
     )
-    assert [o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET)["Contents"]] == ["agents/agent-42/done/todo.md"]
+    listed = listed_keys(s3)
+    assert without_keystore(listed) == ["agents/agent-42/done/todo.md"]
+    assert_one_branch_key(listed, "agents/agent-42/")  # made by the first create
     assert await call({"command": "delete", "path": "/memories/done"}) == "Successfully deleted /memories/done"
-    assert s3.list_objects_v2(Bucket=BUCKET)["KeyCount"] == 0
+    listed = listed_keys(s3)
+    assert without_keystore(listed) == []
+    assert_one_branch_key(listed, "agents/agent-42/")  # deleting files keeps the agent's keystore
 
 
 async def test_errors_are_tool_errors(atool: AsyncS3MemoryTool) -> None:
@@ -164,10 +168,27 @@ async def test_concurrent_creates_of_one_path(atool: AsyncS3MemoryTool, s3: Any)
     assert sorted(results) == ["Error: File /memories/one.md already exists"] * 3 + [
         "File created successfully at: /memories/one.md"
     ]
-    assert s3.list_objects_v2(Bucket=BUCKET)["KeyCount"] == 1
+    listed = listed_keys(s3)
+    assert without_keystore(listed) == ["agents/agent-42/one.md"]
+    assert_one_branch_key(listed, "agents/agent-42/")  # concurrent first writers agree on one branch key
 
 
-async def test_async_tool_runner_end_to_end(atool: AsyncS3MemoryTool, s3: Any) -> None:
+@pytest.fixture
+async def atool_own_keystore(s3: Any, keystore_bucket: str) -> AsyncIterator[AsyncS3MemoryTool]:
+    """Like `atool`, with the agent's keystore (made by its first write) in a bucket of its own: the
+    memory bucket then holds exactly the files the model wrote, which check_bucket lists."""
+    tool = AsyncS3MemoryTool(
+        bucket=BUCKET, agent_id="agent-42", keys=LocalKeys(LOCAL_KEY), s3_client=s3, prefix="agents/",
+        keystore_bucket=keystore_bucket,
+    )  # fmt: skip
+    yield tool
+    tool.close()
+
+
+async def test_async_tool_runner_end_to_end(
+    atool_own_keystore: AsyncS3MemoryTool, s3: Any, keystore_bucket: str
+) -> None:
+    atool = atool_own_keystore
     api = ScriptedApi(SCRIPT)
     client = anthropic.AsyncAnthropic(
         api_key="test", base_url="http://127.0.0.1:9", http_client=httpx.AsyncClient(transport=httpx.MockTransport(api))
@@ -182,6 +203,7 @@ async def test_async_tool_runner_end_to_end(atool: AsyncS3MemoryTool, s3: Any) -
     messages = [message async for message in runner]
     check_conversation(api, messages)
     check_bucket(s3)
+    assert_one_branch_key(listed_keys(s3, keystore_bucket), "agents/agent-42/")
     assert await atool.call({"command": "view", "path": "/memories/notes.md"}) == (
         "Here's the content of /memories/notes.md with line numbers:\n     1\tBuy oat milk\n     2\tCall Ann"
     )

@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from s3memory import S3MemoryTool, Settings
 from s3memory.storage.keys import KmsKeys, LocalKeys
 from s3memory.storage.sts import clear_agent_session_cache
-from tests.support import BUCKET, LOCAL_KEY, ok
+from tests.support import BUCKET, LOCAL_KEY, assert_one_branch_key, listed_keys, ok, without_keystore
 
 # Settings wiring, checked on moto: clients are built from S3MEMORY_* alone (no test endpoint).
 pytestmark = pytest.mark.moto_only
@@ -27,8 +27,31 @@ def test_from_env_with_a_local_key(s3, monkeypatch):
             "File created successfully at: /memories/a.txt"
         )
         assert tool.memory.limits.max_file_bytes == 10
-    keys = [o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET)["Contents"]]
-    assert keys == ["tenants/agent-7/a.txt"]
+    keys = listed_keys(s3)
+    assert without_keystore(keys) == ["tenants/agent-7/a.txt"]
+    assert_one_branch_key(keys, "tenants/agent-7/")  # the keystore: in the memory bucket by default
+
+
+def test_keystore_bucket_and_rotation_from_the_environment(s3, keystore_bucket, monkeypatch):
+    monkeypatch.setenv("S3MEMORY_BUCKET", BUCKET)
+    monkeypatch.setenv("S3MEMORY_PREFIX", "tenants/")
+    monkeypatch.setenv("S3MEMORY_LOCAL_KEY", base64.b64encode(LOCAL_KEY).decode())
+    assert (Settings().keystore_bucket, Settings().key_rotation_days) == (None, 30.0)
+    monkeypatch.setenv("S3MEMORY_KEYSTORE_BUCKET", keystore_bucket)
+    monkeypatch.setenv("S3MEMORY_KEY_ROTATION_DAYS", "7.5")
+    with S3MemoryTool.from_env("agent-7") as tool:
+        assert tool.memory.vault.keystore.store.bucket == keystore_bucket
+        assert tool.memory.vault.keystore.rotation_seconds == 7.5 * 86400
+        ok(tool, command="create", path="/memories/a.txt", file_text="a")
+    assert listed_keys(s3) == ["tenants/agent-7/a.txt"]
+    assert_one_branch_key(listed_keys(s3, keystore_bucket), "tenants/agent-7/")
+    monkeypatch.setenv("S3MEMORY_KEY_ROTATION_DAYS", "0")
+    with pytest.raises(ValidationError, match="key_rotation_days"):
+        Settings()
+    monkeypatch.setenv("S3MEMORY_KEY_ROTATION_DAYS", "7.5")
+    monkeypatch.setenv("S3MEMORY_KEYSTORE_BUCKET", "k")
+    with pytest.raises(ValidationError, match="keystore_bucket"):
+        Settings()
 
 
 def test_from_env_with_kms_and_an_override(s3, kms, kms_key, monkeypatch):
@@ -111,3 +134,23 @@ def test_checksum_settings_reach_botocore(monkeypatch):
     monkeypatch.setenv("S3MEMORY_REQUEST_CHECKSUM_CALCULATION", "sometimes")
     with pytest.raises(ValidationError, match="request_checksum_calculation"):
         Settings()
+
+
+def test_key_cache_seconds_bounds_how_long_keys_and_keystore_listings_are_reused(monkeypatch):
+    import base64
+
+    from s3memory.config import Settings
+
+    monkeypatch.setenv("S3MEMORY_BUCKET", "some-bucket")
+    monkeypatch.setenv("S3MEMORY_LOCAL_KEY", base64.b64encode(bytes(32)).decode())
+    monkeypatch.setenv("S3MEMORY_KEY_CACHE_SECONDS", "5")
+    keys = Settings().keys()
+    clock = [100.0]
+    keys._clock = lambda: clock[0]
+    from s3memory.core.keyring import Ring
+
+    keys.remember_ring(("b", "f/"), Ring())
+    clock[0] = 104.9
+    assert keys.cached_ring(("b", "f/")) == Ring()
+    clock[0] = 105.0
+    assert keys.cached_ring(("b", "f/")) is None

@@ -13,6 +13,7 @@ from typing import Any
 import anthropic
 import pytest
 
+from tests.support import assert_one_branch_key, listed_keys
 from tests.support.api import (
     BETA,
     EXPECTED_RESULTS,
@@ -28,12 +29,16 @@ pytestmark = pytest.mark.filterwarnings("ignore:The model 'claude-sonnet-4-5' is
 
 
 @pytest.mark.parametrize("runner_options", [{}, {"thread": False}], ids=["default", "thread-off"])
-def test_sync_tool_runner_end_to_end(make_tool: Callable[..., Any], s3: Any, runner_options: dict[str, Any]) -> None:
+def test_sync_tool_runner_end_to_end(
+    make_tool: Callable[..., Any], s3: Any, keystore_bucket: str, runner_options: dict[str, Any]
+) -> None:
     api = ScriptedApi(SCRIPT)
     client = anthropic.Anthropic(
         api_key="test", base_url="http://127.0.0.1:9", http_client=httpx.Client(transport=httpx.MockTransport(api))
     )
-    tool = make_tool()
+    # The agent's keystore (made by its first write) in a bucket of its own: the memory bucket then
+    # holds exactly the files the model wrote, which check_bucket lists.
+    tool = make_tool(keystore_bucket=keystore_bucket)
     runner = client.beta.messages.tool_runner(
         model="claude-sonnet-4-5",
         max_tokens=1024,
@@ -45,6 +50,7 @@ def test_sync_tool_runner_end_to_end(make_tool: Callable[..., Any], s3: Any, run
     messages = list(runner)
     check_conversation(api, messages)
     check_bucket(s3)
+    assert_one_branch_key(listed_keys(s3, keystore_bucket), "agents/agent-42/")
     assert tool.call({"command": "view", "path": "/memories/notes.md"}) == EXPECTED_RESULTS[3][0]["content"]
 
 

@@ -1,7 +1,14 @@
-"""Data-key providers and their caches: KMS calls per workload, rotation, bounds, KMS failures."""
+"""Key providers and their caches: KMS calls per workload, rotation, bounds, KMS failures.
+
+The tool writes format 2: every object of an agent is sealed under its branch key, made (one KMS
+GenerateDataKey) by the agent's first write and unwrapped (one KMS Decrypt) once per process
+that meets it. Format-1 objects (a wrapped data key in each header, `Keys.data_key`, rotated by
+use count and age) are still read; the tests of those build them explicitly (`put_format1`).
+"""
 
 from __future__ import annotations
 
+import base64
 import json
 import threading
 from collections.abc import Callable
@@ -13,7 +20,9 @@ from moto.core.exceptions import JsonRESTError
 from moto.kms.models import KmsBackend
 
 from s3memory import KmsKeys, LocalKeys
+from s3memory.core import envelope, keyring
 from s3memory.errors import IntegrityError
+from s3memory.storage.keys import Keys
 from tests.support import BUCKET, LOCAL_KEY, CallCounter, err, ok
 
 
@@ -30,7 +39,29 @@ def kms_ops(counter: CallCounter) -> dict[str, int]:
 
 
 def wrapped_key_of(s3: Any, key: str) -> str:
+    """The wrapped data key in a format-1 object's header (base64)."""
     return str(s3.head_object(Bucket=BUCKET, Key=key)["Metadata"]["s3m-wk"])
+
+
+def branch_of(s3: Any, key: str) -> str:
+    """The branch key id a format-2 object's header names."""
+    metadata = s3.head_object(Bucket=BUCKET, Key=key)["Metadata"]
+    assert metadata["s3m-v"] == "2"
+    assert "s3m-wk" not in metadata
+    return str(metadata["s3m-bk"])
+
+
+def keystore_of(s3: Any, agent: str = "agent-42") -> list[str]:
+    """The agent's keystore folder: object names, sorted (claims, then index entries)."""
+    folder = f"agents/{agent}/.s3memory/keys/"
+    return sorted(o["Key"][len(folder) :] for o in s3.list_objects_v2(Bucket=BUCKET, Prefix=folder).get("Contents", []))
+
+
+def put_format1(s3: Any, keys: Keys, display: str, text: str, agent: str = "agent-42") -> None:
+    """Store a format-1 object (its data key wrapped in its header), as versions before 0.3 wrote them."""
+    body, header = envelope.seal(text.encode(), keys.data_key(agent), agent_id=agent, path=display, modified=1)
+    key = f"agents/{agent}/{display[len('/memories/') :]}"
+    s3.put_object(Bucket=BUCKET, Key=key, Body=body, Metadata=header.to_metadata())
 
 
 @pytest.fixture
@@ -58,7 +89,7 @@ def test_kms_calls_for_40_creates_and_40_views(make_tool: Callable[..., Any], co
     assert counter.count("kms") <= 4
 
 
-def test_fresh_reader_unwraps_a_window_once(
+def test_fresh_reader_unwraps_a_branch_key_once(
     make_tool: Callable[..., Any], kms_keys: Callable[..., KmsKeys], counter: CallCounter
 ) -> None:
     writer = make_tool(use_kms=True)
@@ -76,13 +107,37 @@ def test_fresh_reader_unwraps_a_window_once(
 # --- rotation ------------------------------------------------------------------------------
 
 
-def test_data_key_rotates_after_max_key_uses(
+def test_tool_writes_use_one_branch_key_whatever_the_data_key_window(
     make_tool: Callable[..., Any], kms_keys: Callable[..., KmsKeys], counter: CallCounter, s3: Any
 ) -> None:
-    tool = make_tool(keys=kms_keys(max_key_uses=3))
+    """Format 2: the data-key window (max_key_uses, max_key_age) does not apply to the tool's writes;
+    the agent's branch key seals them all (it rotates on the keystore's schedule, key_rotation_days)."""
+    clock = Clock()
+    tool = make_tool(keys=kms_keys(max_key_uses=3, max_key_age=60.0, clock=clock))
     counter.reset()
     for i in range(7):
         ok(tool, command="create", path=f"/memories/f{i}.md", file_text="x")
+        clock.now += 30  # 210 s in all: max_key_age (60 s) three times over, within the cache TTL (300 s)
+    assert kms_ops(counter) == {"kms:GenerateDataKey": 1}
+    branches = {branch_of(s3, f"agents/agent-42/f{i}.md") for i in range(7)}
+    assert len(branches) == 1
+    assert keystore_of(s3)[0] == "00000001"
+    assert keystore_of(s3)[1].startswith(f"{branches.pop()}.")
+    counter.reset()
+    reader = make_tool(keys=kms_keys())
+    for i in range(7):
+        assert ok(reader, command="view", path=f"/memories/f{i}.md").endswith("1\tx")
+    assert kms_ops(counter) == {"kms:Decrypt": 1}
+
+
+def test_data_key_rotates_after_max_key_uses(
+    make_tool: Callable[..., Any], kms_keys: Callable[..., KmsKeys], counter: CallCounter, s3: Any
+) -> None:
+    """Format-1 data keys (`Keys.data_key`) still rotate by use count, and each opens its own objects."""
+    keys = kms_keys(max_key_uses=3)
+    counter.reset()
+    for i in range(7):
+        put_format1(s3, keys, f"/memories/f{i}.md", "x")
     assert kms_ops(counter) == {"kms:GenerateDataKey": 3}
     wrapped = [wrapped_key_of(s3, f"agents/agent-42/f{i}.md") for i in range(7)]
     assert len(set(wrapped[0:3])) == 1
@@ -99,22 +154,25 @@ def test_data_key_rotates_after_max_key_uses(
 def test_data_key_rotates_after_max_key_age(
     make_tool: Callable[..., Any], kms_keys: Callable[..., KmsKeys], counter: CallCounter, s3: Any
 ) -> None:
+    """Format-1 data keys (`Keys.data_key`) still rotate by age."""
     clock = Clock()
-    tool = make_tool(keys=kms_keys(max_key_age=60.0, clock=clock))
+    keys = kms_keys(max_key_age=60.0, clock=clock)
     counter.reset()
-    ok(tool, command="create", path="/memories/a.md", file_text="a")
+    put_format1(s3, keys, "/memories/a.md", "a")
     clock.now += 59.9
-    ok(tool, command="create", path="/memories/b.md", file_text="b")
+    put_format1(s3, keys, "/memories/b.md", "b")
     assert kms_ops(counter) == {"kms:GenerateDataKey": 1}
     clock.now += 0.1  # exactly max_key_age after the key was made
-    ok(tool, command="create", path="/memories/c.md", file_text="c")
+    put_format1(s3, keys, "/memories/c.md", "c")
     clock.now += 30
-    ok(tool, command="create", path="/memories/d.md", file_text="d")
+    put_format1(s3, keys, "/memories/d.md", "d")
     assert kms_ops(counter) == {"kms:GenerateDataKey": 2}
     a, b, c, d = (wrapped_key_of(s3, f"agents/agent-42/{n}.md") for n in "abcd")
     assert a == b
     assert c == d
     assert a != c
+    reader = make_tool(keys=kms_keys())
+    assert [ok(reader, command="view", path=f"/memories/{n}.md").split("\t")[-1] for n in "abcd"] == list("abcd")
 
 
 def test_unwrapped_keys_expire_after_cache_ttl(
@@ -177,12 +235,28 @@ def test_key_providers_do_not_show_key_material() -> None:
 # --- the unwrap cache: bounded, keyed by agent -------------------------------------------
 
 
-def test_unwrap_cache_is_bounded_lru(
-    make_tool: Callable[..., Any], kms_keys: Callable[..., KmsKeys], counter: CallCounter
-) -> None:
-    writer = make_tool(keys=kms_keys(max_key_uses=1))  # three files, three data keys
+def write_under_three_keys(make_tool: Callable[..., Any], s3: Any, keys: Keys, version: int) -> None:
+    """f1, f2, f3 sealed under three different keys: format 2, the tool's writes with the agent's
+    branch key rotated (`s3memory rotate`) in between; format 1, three data keys (max_key_uses=1)."""
+    writer = make_tool(keys=keys)
     for name in ("f1", "f2", "f3"):
+        if version == 1:
+            put_format1(s3, keys, f"/memories/{name}.md", name)
+            continue
+        if name != "f1":
+            writer.memory.vault.keystore.rotate()
         ok(writer, command="create", path=f"/memories/{name}.md", file_text=name)
+    if version == 2:
+        assert len({branch_of(s3, f"agents/agent-42/{name}.md") for name in ("f1", "f2", "f3")}) == 3
+    else:
+        assert len({wrapped_key_of(s3, f"agents/agent-42/{name}.md") for name in ("f1", "f2", "f3")}) == 3
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_unwrap_cache_is_bounded_lru(
+    make_tool: Callable[..., Any], kms_keys: Callable[..., KmsKeys], counter: CallCounter, s3: Any, version: int
+) -> None:
+    write_under_three_keys(make_tool, s3, kms_keys(max_key_uses=1), version)  # three files, three keys
     reader = make_tool(keys=kms_keys(cache_size=2))
 
     def decrypts_for(*names: str) -> int:
@@ -198,13 +272,15 @@ def test_unwrap_cache_is_bounded_lru(
     assert decrypts_for("f3") == 1
 
 
+@pytest.mark.parametrize("version", [1, 2])
 def test_generated_keys_count_against_the_cache_bound(
-    make_tool: Callable[..., Any], kms_keys: Callable[..., KmsKeys], counter: CallCounter
+    make_tool: Callable[..., Any], kms_keys: Callable[..., KmsKeys], counter: CallCounter, s3: Any, version: int
 ) -> None:
-    """A writer remembers the keys it generated in the same bounded cache."""
-    tool = make_tool(keys=kms_keys(max_key_uses=1, cache_size=2))
-    for name in ("f1", "f2", "f3"):
-        ok(tool, command="create", path=f"/memories/{name}.md", file_text=name)
+    """A writer remembers the keys it generated (branch keys, or format-1 data keys) in the same bounded cache."""
+    keys = kms_keys(max_key_uses=1, cache_size=2)
+    write_under_three_keys(make_tool, s3, keys, version)
+    tool = make_tool(keys=keys)
+    ok(tool, command="view", path="/memories")  # its recovery scan (which reads the keystore), done up front
     counter.reset()
     for name in ("f3", "f2"):
         ok(tool, command="view", path=f"/memories/{name}.md")
@@ -213,17 +289,40 @@ def test_generated_keys_count_against_the_cache_bound(
     assert kms_ops(counter) == {"kms:Decrypt": 1}
 
 
+def copy_to(s3: Any, key: str, agent: str) -> None:
+    """Copy one of agent-42's objects to the same place under `agent`'s root."""
+    rel = key[len("agents/agent-42/") :]
+    s3.copy_object(Bucket=BUCKET, Key=f"agents/{agent}/{rel}", CopySource={"Bucket": BUCKET, "Key": key})
+
+
+@pytest.mark.parametrize("version", [1, 2])
 def test_unwrap_cache_is_keyed_by_agent(
-    make_tool: Callable[..., Any], kms_keys: Callable[..., KmsKeys], counter: CallCounter, s3: Any, kms: Any
+    make_tool: Callable[..., Any],
+    kms_keys: Callable[..., KmsKeys],
+    counter: CallCounter,
+    s3: Any,
+    kms: Any,
+    version: int,
 ) -> None:
-    """One KmsKeys shared by two agents: agent-b never gets agent-42's key out of the cache."""
+    """One KmsKeys shared by two agents: agent-b never gets agent-42's key out of the cache.
+
+    Format 2: agent-42's object and its keystore (claim, index entry) are copied under agent-b, so
+    agent-b finds the very branch key agent-42 holds unwrapped in the shared cache; it must still
+    ask KMS, with its own encryption context, and KMS refuses. Format 1: the same with the data key
+    in the object's header."""
     shared = kms_keys()
     a = make_tool("agent-42", keys=shared)
     b = make_tool("agent-b", keys=shared)
-    ok(a, command="create", path="/memories/n.md", file_text="for a only")
-    s3.copy_object(
-        Bucket=BUCKET, Key="agents/agent-b/n.md", CopySource={"Bucket": BUCKET, "Key": "agents/agent-42/n.md"}
-    )
+    if version == 2:
+        ok(a, command="create", path="/memories/n.md", file_text="for a only")
+        for name in keystore_of(s3):
+            copy_to(s3, f"agents/agent-42/.s3memory/keys/{name}", "agent-b")
+        branch = branch_of(s3, "agents/agent-42/n.md")
+        expected_context = {"s3memory:agent": "agent-b", "s3memory:branch": branch}
+    else:
+        put_format1(s3, shared, "/memories/n.md", "for a only")
+        expected_context = {"s3memory:agent": "agent-b"}
+    copy_to(s3, "agents/agent-42/n.md", "agent-b")
     contexts: list[dict[str, str]] = []
     kms.meta.events.register(
         "before-call.kms.Decrypt", lambda params, **_: contexts.append(json.loads(params["body"])["EncryptionContext"])
@@ -234,7 +333,7 @@ def test_unwrap_cache_is_keyed_by_agent(
     )
     # The cached key of agent-42 was not used: KMS was asked, with agent-b's context, and refused.
     assert kms_ops(counter) == {"kms:Decrypt": 1}
-    assert contexts == [{"s3memory:agent": "agent-b"}]
+    assert contexts == [expected_context]
     counter.reset()
     assert ok(a, command="view", path="/memories/n.md").endswith("1\tfor a only")
     assert kms_ops(counter) == {}
@@ -244,7 +343,7 @@ def test_unwrap_cache_is_keyed_by_agent(
 
 
 def test_generate_data_key_request(
-    make_tool: Callable[..., Any], kms_keys: Callable[..., KmsKeys], kms: Any, kms_key: str
+    make_tool: Callable[..., Any], kms_keys: Callable[..., KmsKeys], kms: Any, kms_key: str, s3: Any
 ) -> None:
     sent: list[dict[str, Any]] = []
     kms.meta.events.register(
@@ -253,17 +352,60 @@ def test_generate_data_key_request(
     shared = kms_keys()
     ok(make_tool("agent-42", keys=shared), command="create", path="/memories/a.md", file_text="a")
     ok(make_tool("ann.2_x", keys=shared), command="create", path="/memories/a.md", file_text="a")
+    ok(make_tool("agent-42", keys=shared), command="create", path="/memories/b.md", file_text="b")
+    # Each agent's first write makes its branch key, bound to the agent and to the key's id.
+    first, second = branch_of(s3, "agents/agent-42/a.md"), branch_of(s3, "agents/ann.2_x/a.md")
+    assert branch_of(s3, "agents/agent-42/b.md") == first
+    assert [keyring.generation_of(first), keyring.generation_of(second)] == [1, 1]
     assert sent == [
-        {"KeyId": kms_key, "KeySpec": "AES_256", "EncryptionContext": {"s3memory:agent": "agent-42"}},
-        {"KeyId": kms_key, "KeySpec": "AES_256", "EncryptionContext": {"s3memory:agent": "ann.2_x"}},
+        {
+            "KeyId": kms_key,
+            "KeySpec": "AES_256",
+            "EncryptionContext": {"s3memory:agent": "agent-42", "s3memory:branch": first},
+        },
+        {
+            "KeyId": kms_key,
+            "KeySpec": "AES_256",
+            "EncryptionContext": {"s3memory:agent": "ann.2_x", "s3memory:branch": second},
+        },
     ]
+    # A format-1 data key (what headers of old objects wrap) is bound to the agent alone.
+    sent.clear()
+    shared.data_key("agent-42")
+    assert sent == [{"KeyId": kms_key, "KeySpec": "AES_256", "EncryptionContext": {"s3memory:agent": "agent-42"}}]
 
 
 def test_decrypt_request(make_tool: Callable[..., Any], kms_keys: Callable[..., KmsKeys], kms: Any, s3: Any) -> None:
+    """Format 2: a new process unwraps the branch key the object names, with the agent and the key's id."""
     ok(make_tool(use_kms=True), command="create", path="/memories/a.md", file_text="a")
+    branch = branch_of(s3, "agents/agent-42/a.md")
+    claim, index_entry = keystore_of(s3)
+    record = keyring.parse_index(index_entry)
+    assert record is not None
+    assert record.branch_id == branch
+    wrapped = base64.b64encode(record.wrapped).decode()  # base64 on the wire
+    folder = "agents/agent-42/.s3memory/keys/"
+    claimed = json.loads(s3.get_object(Bucket=BUCKET, Key=folder + claim)["Body"].read())
+    assert claimed["wrapped"] == wrapped  # the claim holds the same wrapped key as the index entry's name
     sent: list[dict[str, Any]] = []
     kms.meta.events.register("before-call.kms.Decrypt", lambda params, **_: sent.append(json.loads(params["body"])))
     ok(make_tool(keys=kms_keys()), command="view", path="/memories/a.md")
+    assert sent == [
+        {
+            "CiphertextBlob": wrapped,
+            "EncryptionContext": {"s3memory:agent": "agent-42", "s3memory:branch": branch},
+        }
+    ]
+
+
+def test_decrypt_request_for_a_format_1_object(
+    make_tool: Callable[..., Any], kms_keys: Callable[..., KmsKeys], kms: Any, s3: Any
+) -> None:
+    """Format 1: the data key wrapped in the object's header, with the agent alone."""
+    put_format1(s3, kms_keys(), "/memories/a.md", "a")
+    sent: list[dict[str, Any]] = []
+    kms.meta.events.register("before-call.kms.Decrypt", lambda params, **_: sent.append(json.loads(params["body"])))
+    assert ok(make_tool(keys=kms_keys()), command="view", path="/memories/a.md").endswith("1\ta")
     assert sent == [
         {
             "CiphertextBlob": wrapped_key_of(s3, "agents/agent-42/a.md"),  # base64 on the wire, as in the header
@@ -332,8 +474,10 @@ def test_disabled_kms_key(
         for leak in (kms_key, arn, "arn:aws", BUCKET, "agents/", "Traceback", "botocore"):
             assert leak not in message
     keys = [o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET)["Contents"]]
-    assert keys == ["agents/agent-42/old.md"]
-    # A process that already holds the window's data key keeps working until the window ends.
+    keystore = [f"agents/agent-42/.s3memory/keys/{name}" for name in keystore_of(s3)]
+    assert len(keystore) == 2  # made by the holder's first write, before the key was disabled
+    assert keys == [*keystore, "agents/agent-42/old.md"]
+    # A process that already holds the branch key unwrapped keeps working (until its cache TTL).
     assert ok(holder, command="view", path="/memories/old.md").endswith("1\twritten before")
     kms.enable_key(KeyId=kms_key)
     assert ok(fresh, command="view", path="/memories/old.md").endswith("1\twritten before")
@@ -434,16 +578,32 @@ def _at_once(n: int, fn: Callable[[int], str]) -> list[str]:
     return results
 
 
-def test_concurrent_cache_misses_make_one_kms_call(
-    make_tool: Callable[..., Any], kms_keys: Callable[..., KmsKeys], counter: CallCounter
+def test_concurrent_first_writes_make_one_kms_call(
+    make_tool: Callable[..., Any], kms_keys: Callable[..., KmsKeys], counter: CallCounter, s3: Any
 ) -> None:
-    """Threads that miss the cache together wait for one KMS request instead of making one each."""
+    """Threads of one process that make the agent's first write together wait for one branch key
+    (one GenerateDataKey) instead of each making their own."""
     writer = make_tool(keys=kms_keys())
     ok(writer, command="view", path="/memories")  # the instance's first-command recovery scan, done up front
     counter.reset()
     created = _at_once(8, lambda i: ok(writer, command="create", path=f"/memories/f{i}.md", file_text=f"f{i}"))
     assert created == [f"File created successfully at: /memories/f{i}.md" for i in range(8)]
     assert kms_ops(counter) == {"kms:GenerateDataKey": 1}
+    assert len(keystore_of(s3)) == 2
+
+
+def test_concurrent_cache_misses_make_one_kms_call(
+    make_tool: Callable[..., Any], kms_keys: Callable[..., KmsKeys], counter: CallCounter
+) -> None:
+    """Threads that miss the cache together wait for one KMS request instead of making one each: in a
+    new process that writes (sealing needs the agent's branch key unwrapped), and in one that reads."""
+    ok(make_tool(keys=kms_keys()), command="create", path="/memories/seed.md", file_text="seed")  # the branch key
+    writer = make_tool(keys=kms_keys())
+    ok(writer, command="view", path="/memories")  # the instance's first-command recovery scan, done up front
+    counter.reset()
+    created = _at_once(8, lambda i: ok(writer, command="create", path=f"/memories/f{i}.md", file_text=f"f{i}"))
+    assert created == [f"File created successfully at: /memories/f{i}.md" for i in range(8)]
+    assert kms_ops(counter) == {"kms:Decrypt": 1}
 
     reader = make_tool(keys=kms_keys())
     ok(reader, command="view", path="/memories")

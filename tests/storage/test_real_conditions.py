@@ -14,14 +14,15 @@ import pytest
 
 from s3memory.errors import PreconditionFailed
 from s3memory.storage.admin_store import AdminStore
-from tests.support import BUCKET, err, ok
+from tests.support import BUCKET, err, ok, without_keystore
 
 pytestmark = pytest.mark.real_conditions
 PREFIX = "agents/agent-42/"
 
 
 def keys(s3: Any) -> list[str]:
-    return sorted(o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET).get("Contents", []))
+    """The memory files in the bucket (the agent's keystore, made by its first write, left out)."""
+    return sorted(without_keystore(o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET).get("Contents", [])))
 
 
 def once_before(s3: Any, operation: str, action: Callable[[], Any]) -> None:
