@@ -108,6 +108,9 @@ class Settings(StorageSettings):
         defaults.DEFAULT_KEY_ROTATION_DAYS, gt=0, description="age at which a new branch key becomes active"
     )
     log_paths: bool = Field(False, description="put each command's memory path in its log record")
+    actor: str | None = Field(
+        None, min_length=1, max_length=128, description="who writes, recorded (encrypted) in every object written"
+    )
 
     @model_validator(mode="after")
     def _one_key_source(self) -> Settings:
@@ -142,7 +145,7 @@ class Settings(StorageSettings):
         keystore = ObjectStore(s3_client, self.keystore_bucket) if self.keystore_bucket else None
         return Vault(
             store, self.keys(kms_client), agent_id, self.prefix,
-            keystore_store=keystore, rotation_days=self.key_rotation_days,
+            keystore_store=keystore, rotation_days=self.key_rotation_days, actor=self.actor,
         )  # fmt: skip
 
     def keys(self, kms_client: KMSClient | None = None) -> Keys:

@@ -50,7 +50,7 @@ def _reseal_one(vault: Vault, key: str, active: str) -> Outcome:
         modified = header.modified
         if modified is None and obj.last_modified is not None:  # format 1 before s3m-mt: its last write
             modified = int(obj.last_modified.timestamp())
-        sealed = vault.seal(path, plaintext, modified=modified)
+        sealed = vault.seal(path, plaintext, modified=modified, keep=vault.attribution_of(path, header))
         try:
             vault.store.put(key, sealed.body, sealed.metadata, if_match=obj.etag)
             return "resealed"

@@ -26,6 +26,7 @@ from s3memory.core.limits import Limits
 from s3memory.core.paths import MemoryPath
 from s3memory.errors import CommandError, ConditionalConflict, InvalidPath, NotFound, PreconditionFailed, S3MemoryError
 from s3memory.memory.explain import for_report
+from s3memory.storage.attribution import attributed
 from s3memory.storage.concurrency import Pool
 from s3memory.storage.store import ObjectInfo
 from s3memory.storage.vault import Vault
@@ -227,7 +228,8 @@ class Importer:
         if self.dry_run:
             return planned
         try:
-            self.vault.write(job.path, text, if_none_match=job.etag is None, if_match=job.etag)
+            with attributed("import"):
+                self.vault.write(job.path, text, if_none_match=job.etag is None, if_match=job.etag)
         except PreconditionFailed:
             if job.etag is None:
                 return None

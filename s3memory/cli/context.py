@@ -111,6 +111,7 @@ class Context:
         return Vault(
             self.store, self.full.keys(self.kms), agent, self.settings.prefix,
             keystore_store=None if keystore is self.store else keystore, rotation_days=self.full.key_rotation_days,
+            actor=self.full.actor,
         )  # fmt: skip
 
     def agent_ids(self, agent: str | None) -> list[str]:

@@ -50,6 +50,11 @@ META_BRANCH = "s3m-bk"  # version 2: the id of the agent's branch key the object
 # into the associated data, so it cannot be changed unnoticed; a rewrap (a metadata-only copy)
 # keeps it while S3's LastModified moves, so retention counts from the content, not the copy.
 META_MODIFIED = "s3m-mt"
+# Optional, format 2: who wrote the object and with which command, encrypted and authenticated
+# (base64 of AES-GCM ciphertext ‖ tag under a key derived like the object's), and bound into the
+# body's associated data so it cannot be removed or swapped unnoticed.
+META_ATTRIBUTION = "s3m-at"
+_MAX_ATTRIBUTION_BYTES = 1024
 _META_KEYS = {
     1: frozenset({META_VERSION, META_PROVIDER, META_WRAPPED_KEY, META_SALT, META_COMMITMENT}),
     2: frozenset({META_VERSION, META_PROVIDER, META_BRANCH, META_SALT, META_COMMITMENT}),
@@ -95,6 +100,7 @@ class Header:
     commitment: bytes
     modified: int | None = None  # content change time (epoch seconds); None in objects written before it existed
     branch_id: str = ""
+    attribution: bytes = b""  # format 2: the sealed attribution record, if the writer recorded one
 
     def to_metadata(self) -> dict[str, str]:
         metadata = {META_VERSION: str(self.version), META_PROVIDER: self.provider}
@@ -106,6 +112,8 @@ class Header:
         metadata[META_COMMITMENT] = _b64(self.commitment)
         if self.modified is not None:
             metadata[META_MODIFIED] = str(self.modified)
+        if self.attribution:
+            metadata[META_ATTRIBUTION] = _b64(self.attribution)
         return metadata
 
     @classmethod
@@ -114,6 +122,7 @@ class Header:
         time), exact lengths, canonical encodings."""
         ours = {k.lower(): v for k, v in metadata.items() if k.lower().startswith("s3m-")}
         modified = _parse_modified(ours.pop(META_MODIFIED, None))
+        attribution = _unb64(ours.pop(META_ATTRIBUTION)) if META_ATTRIBUTION in ours else b""
         version = {"1": 1, "2": 2}.get(ours.get(META_VERSION, ""))
         if version is None or set(ours) != _META_KEYS[version]:
             raise IntegrityError()
@@ -128,7 +137,11 @@ class Header:
             branch_id = ours[META_BRANCH]
             if _BRANCH_ID.fullmatch(branch_id) is None:
                 raise IntegrityError()
-            return cls(2, provider, b"", salt, commitment, modified, branch_id)
+            if attribution and not TAG_BYTES < len(attribution) <= _MAX_ATTRIBUTION_BYTES:
+                raise IntegrityError()
+            return cls(2, provider, b"", salt, commitment, modified, branch_id, attribution)
+        if attribution:
+            raise IntegrityError()  # format 1 has no attribution
         wrapped = _unb64(ours[META_WRAPPED_KEY])
         if not 0 < len(wrapped) <= _MAX_WRAPPED_KEY_BYTES:
             raise IntegrityError()
@@ -188,27 +201,85 @@ def derive_parts(input_key: bytes, salt: bytes, *, version: int = 1, agent_id: s
     return derive(b"key", DATA_KEY_BYTES), derive(b"nonce", NONCE_BYTES), derive(b"commit", COMMITMENT_BYTES)
 
 
+def _attribution_parts(input_key: bytes, salt: bytes, agent_id: str) -> tuple[bytes, bytes]:
+    """(key, nonce) of a format-2 object's attribution record: HKDF labels `attr-key` and `attr-nonce`."""
+
+    def derive(label: bytes, length: int) -> bytes:
+        info = derivation_info(label, version=2, agent_id=agent_id)
+        return HKDF(algorithm=SHA256(), length=length, salt=salt, info=info).derive(input_key)
+
+    return derive(b"attr-key", DATA_KEY_BYTES), derive(b"attr-nonce", NONCE_BYTES)
+
+
+def _body_aad(agent_id: str, path: str, modified: int | None, version: int, attribution: bytes) -> bytes:
+    """The body's AAD: `associated_data`, then `"at" ‖ u32be(len) ‖ sealed attribution` if there is one."""
+    aad = associated_data(agent_id, path, modified, version=version)
+    return aad if not attribution else aad + b"at" + struct.pack(">I", len(attribution)) + attribution
+
+
 def _seal_from_parts(
-    plaintext: bytes, key: DataKey | BranchKey, *, agent_id: str, path: str, salt: bytes, modified: int | None = None
+    plaintext: bytes,
+    key: DataKey | BranchKey,
+    *,
+    agent_id: str,
+    path: str,
+    salt: bytes,
+    modified: int | None = None,
+    attribution: bytes | None = None,
 ) -> tuple[bytes, Header]:
     """Deterministic core of `seal`, for known-answer tests. A `DataKey` writes version 1."""
     version = 1 if isinstance(key, DataKey) else 2
     object_key, nonce, commitment = derive_parts(key.plaintext, salt, version=version, agent_id=agent_id)
-    aad = associated_data(agent_id, path, modified, version=version)
-    body = AESGCM(object_key).encrypt(nonce, plaintext, aad)
+    sealed_attribution = b""
+    if attribution is not None and version == 2:
+        at_key, at_nonce = _attribution_parts(key.plaintext, salt, agent_id)
+        aad = associated_data(agent_id, path, modified, version=version)
+        sealed_attribution = AESGCM(at_key).encrypt(at_nonce, attribution, aad)
+        if len(sealed_attribution) > _MAX_ATTRIBUTION_BYTES:
+            raise ValueError("attribution record too long")
+    body = AESGCM(object_key).encrypt(
+        nonce, plaintext, _body_aad(agent_id, path, modified, version, sealed_attribution)
+    )
     if isinstance(key, DataKey):
         return body, Header(1, key.provider, key.wrapped, salt, commitment, modified)
-    return body, Header(2, key.provider, b"", salt, commitment, modified, key.branch_id)
+    return body, Header(2, key.provider, b"", salt, commitment, modified, key.branch_id, sealed_attribution)
 
 
 def seal(
-    plaintext: bytes, key: DataKey | BranchKey, *, agent_id: str, path: str, modified: int | None = None
+    plaintext: bytes,
+    key: DataKey | BranchKey,
+    *,
+    agent_id: str,
+    path: str,
+    modified: int | None = None,
+    attribution: bytes | None = None,
 ) -> tuple[bytes, Header]:
     """Encrypt `plaintext` for `path` of `agent_id` under a fresh per-object key; `modified`
-    (epoch seconds) is recorded, authenticated, as the content's change time. A `BranchKey`
-    writes format 2 (what the tool writes); a `DataKey` writes format 1 (kept for tests of old objects)."""
+    (epoch seconds) is recorded, authenticated, as the content's change time, and `attribution`
+    (format 2 only) encrypted and authenticated beside it. A `BranchKey` writes format 2 (what the
+    tool writes); a `DataKey` writes format 1 (kept for tests of old objects)."""
     salt = os.urandom(SALT_BYTES)
-    return _seal_from_parts(plaintext, key, agent_id=agent_id, path=path, salt=salt, modified=modified)
+    return _seal_from_parts(
+        plaintext, key, agent_id=agent_id, path=path, salt=salt, modified=modified, attribution=attribution
+    )
+
+
+def open_attribution(header: Header, input_key: bytes, *, agent_id: str, path: str) -> bytes | None:
+    """The attribution record of a format-2 header (None if it has none); `IntegrityError` if it
+    does not authenticate. Reading it needs only the header, not the body."""
+    if not header.attribution:
+        return None
+    if len(input_key) != DATA_KEY_BYTES:
+        raise IntegrityError()
+    _, _, commitment = derive_parts(input_key, header.salt, version=header.version, agent_id=agent_id)
+    if not hmac.compare_digest(commitment, header.commitment):
+        raise IntegrityError()
+    at_key, at_nonce = _attribution_parts(input_key, header.salt, agent_id)
+    aad = associated_data(agent_id, path, header.modified, version=header.version)
+    try:
+        return AESGCM(at_key).decrypt(at_nonce, header.attribution, aad)
+    except InvalidTag:
+        raise IntegrityError() from None
 
 
 def open_sealed(body: bytes, header: Header, input_key: bytes, *, agent_id: str, path: str) -> bytes:
@@ -220,7 +291,7 @@ def open_sealed(body: bytes, header: Header, input_key: bytes, *, agent_id: str,
     object_key, nonce, commitment = derive_parts(input_key, header.salt, version=header.version, agent_id=agent_id)
     if not hmac.compare_digest(commitment, header.commitment):
         raise IntegrityError()
-    aad = associated_data(agent_id, path, header.modified, version=header.version)
+    aad = _body_aad(agent_id, path, header.modified, header.version, header.attribution)
     try:
         return AESGCM(object_key).decrypt(nonce, body, aad)
     except InvalidTag:

@@ -47,6 +47,7 @@ from s3memory.errors import (
     StorageError,
     StorageRefused,
 )
+from s3memory.storage.attribution import attributed
 from s3memory.storage.concurrency import run_all
 from s3memory.storage.errors_table import error_for_code
 from s3memory.storage.store import ObjectInfo
@@ -258,7 +259,8 @@ class DirectoryChanges:
             except IntegrityError:
                 return "unreadable", ""
             try:
-                self.vault.write(dst, text, if_none_match=True)
+                with attributed("rename", source=src.display):
+                    self.vault.write(dst, text, if_none_match=True)
                 return "moved", etag
             except StorageRefused as err:
                 log.warning("s3memory: a file could not be moved (%s); it stays at its old path", err.code)

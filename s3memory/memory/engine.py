@@ -22,6 +22,7 @@ from s3memory.core.limits import Limits
 from s3memory.core.paths import ROOT, MemoryPath, escape_for_display
 from s3memory.core.tree import Entry
 from s3memory.errors import AccessDenied, CommandError, IntegrityError, KeyUnavailable, NotFound, StorageError
+from s3memory.storage.attribution import attributed
 from s3memory.storage.concurrency import submit
 from s3memory.storage.listing import Lister
 from s3memory.storage.store import ObjectInfo
@@ -50,7 +51,7 @@ def detached(method: Callable[P, T]) -> Callable[P, T]:
     def run(*args: P.args, **kwargs: P.kwargs) -> T:
         memory: Any = args[0]
         shown = escape_for_display(str(args[1])) if memory.log_paths and len(args) > 1 else None
-        with observe.command(method.__name__, memory.vault.agent_id, shown):
+        with observe.command(method.__name__, memory.vault.agent_id, shown), attributed(method.__name__):
             try:
                 return method(*args, **kwargs)
             except CommandError as err:

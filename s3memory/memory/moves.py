@@ -14,6 +14,7 @@ import logging
 from s3memory.core import messages as fmt
 from s3memory.core.paths import MemoryPath
 from s3memory.errors import CommandError, PreconditionFailed, StorageError
+from s3memory.storage.attribution import attributed
 from s3memory.storage.vault import Vault
 
 log = logging.getLogger("s3memory")
@@ -22,7 +23,8 @@ log = logging.getLogger("s3memory")
 def move_file(vault: Vault, old: MemoryPath, new: MemoryPath, text: str, etag: str) -> None:
     """Move the file at `old` (read as `text` with `etag`) to `new`, which must not exist."""
     try:
-        new_etag = vault.write(new, text, if_none_match=True)
+        with attributed("rename", source=old.display):
+            new_etag = vault.write(new, text, if_none_match=True)
     except PreconditionFailed:
         raise CommandError(fmt.destination_exists(new.display)) from None
     try:

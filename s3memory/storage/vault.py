@@ -17,6 +17,8 @@ from s3memory.core.limits import DEFAULT_KEY_ROTATION_DAYS
 from s3memory.core.paths import MemoryPath
 from s3memory.errors import IntegrityError
 
+from . import attribution
+from .attribution import Attribution, validate_actor
 from .keys import Keys
 from .keyspace import AgentKeyspace
 from .keystore import Keystore
@@ -41,12 +43,14 @@ class Vault:
         *,
         keystore_store: ObjectStore | None = None,
         rotation_days: float = DEFAULT_KEY_ROTATION_DAYS,
+        actor: str | None = None,
     ) -> None:
         self.store = store
         self.keys = keys
         self.space = AgentKeyspace(prefix, agent_id)
         self.agent_id = agent_id
         self.root = self.space.root
+        self.actor = None if actor is None else validate_actor(actor)
         self.keystore = Keystore(keystore_store or store, keys, self.space, rotation_days=rotation_days)
 
     # -- the key layout (see AgentKeyspace) --
@@ -63,13 +67,35 @@ class Vault:
         return self.space.path_of(key)
 
     # -- crypto --
-    def seal(self, path: MemoryPath, plaintext: bytes, *, modified: int | None = None) -> Sealed:
+    def seal(
+        self, path: MemoryPath, plaintext: bytes, *, modified: int | None = None, keep: Attribution | None = None
+    ) -> Sealed:
         """Seal under the agent's active branch key (format 2). `modified`: the content's change
-        time to record (default now: every write of the tool changes content or its path)."""
+        time to record (default now: every write of the tool changes content or its path).
+        The header records who writes (the tool's actor) and the command under way, or `keep`
+        (a reseal keeps the attribution the object had)."""
         branch = self.keystore.active()
         when = int(time.time()) if modified is None else modified
-        body, header = envelope.seal(plaintext, branch, agent_id=self.agent_id, path=path.display, modified=when)
+        record = keep or self._attribution()
+        body, header = envelope.seal(
+            plaintext, branch, agent_id=self.agent_id, path=path.display, modified=when,
+            attribution=None if record is None else record.encode(),
+        )  # fmt: skip
         return Sealed(body, header.to_metadata())
+
+    def _attribution(self) -> Attribution | None:
+        under_way = attribution.current()
+        if under_way is None and self.actor is None:
+            return None
+        base = under_way or Attribution()
+        return Attribution(self.actor or "", base.command, base.source)
+
+    def attribution_of(self, path: MemoryPath, header: Header) -> Attribution | None:
+        """The authenticated attribution record in `header` (None: the writer recorded none)."""
+        if not header.attribution:
+            return None
+        data = envelope.open_attribution(header, self.input_key(header), agent_id=self.agent_id, path=path.display)
+        return None if data is None else Attribution.decode(data)
 
     def input_key(self, header: Header) -> bytes:
         """The key an object's header names: its branch key (format 2) or its unwrapped data key (format 1)."""

@@ -336,7 +336,7 @@ def test_stored_object_sizes_and_metadata(tool, s3) -> None:
     assert [(o["Key"], o["Size"]) for o in listed if not is_keystore(o["Key"])] == [(key, 1552)]
     # Format 2: the header names the agent's branch key (made by this first write) instead of
     # carrying a wrapped key; the keystore holds its claim and its (empty) index entry.
-    assert sorted(head["Metadata"]) == ["s3m-bk", "s3m-cm", "s3m-kp", "s3m-mt", "s3m-salt", "s3m-v"]
+    assert sorted(head["Metadata"]) == ["s3m-at", "s3m-bk", "s3m-cm", "s3m-kp", "s3m-mt", "s3m-salt", "s3m-v"]
     assert head["Metadata"]["s3m-v"] == "2"
     claim, index = keystore_names([o["Key"] for o in listed], "agents/agent-42/")
     assert claim == "00000001"

@@ -154,3 +154,28 @@ def test_key_cache_seconds_bounds_how_long_keys_and_keystore_listings_are_reused
     assert keys.cached_ring(("b", "f/")) == Ring()
     clock[0] = 105.0
     assert keys.cached_ring(("b", "f/")) is None
+
+
+def test_actor_from_the_environment_is_recorded_and_validated(s3, monkeypatch):
+    import base64
+
+    import pytest
+    from pydantic import ValidationError
+
+    from s3memory import S3MemoryTool
+    from s3memory.config import Settings
+    from s3memory.core.envelope import Header
+    from tests.support import BUCKET, ok
+
+    monkeypatch.setenv("S3MEMORY_BUCKET", BUCKET)
+    monkeypatch.setenv("S3MEMORY_LOCAL_KEY", base64.b64encode(bytes(32)).decode())
+    monkeypatch.setenv("S3MEMORY_ACTOR", "session-7")
+    with S3MemoryTool.from_env("ann", s3_client=s3) as tool:
+        ok(tool, command="create", path="/memories/a.md", file_text="x")
+        vault = tool.memory.vault
+        header = Header.from_metadata(s3.head_object(Bucket=BUCKET, Key="ann/a.md")["Metadata"])
+        record = vault.attribution_of(vault.parse("/memories/a.md"), header)
+    assert (record.actor, record.command, record.source) == ("session-7", "create", "")
+    monkeypatch.setenv("S3MEMORY_ACTOR", "x" * 129)
+    with pytest.raises(ValidationError, match=r"actor\s+String should have at most 128 characters"):
+        Settings()

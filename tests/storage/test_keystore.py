@@ -42,7 +42,7 @@ def test_first_write_creates_generation_one_and_the_object_names_it(tool: S3Memo
     header = header_of(s3, f"agents/{AGENT}/a.md")
     assert (header.version, header.branch_id, header.wrapped_key) == (2, record.branch_id, b"")
     assert set(s3.head_object(Bucket=BUCKET, Key=f"agents/{AGENT}/a.md")["Metadata"]) == {
-        "s3m-v", "s3m-kp", "s3m-bk", "s3m-salt", "s3m-cm", "s3m-mt"
+        "s3m-v", "s3m-kp", "s3m-bk", "s3m-salt", "s3m-cm", "s3m-mt", "s3m-at"
     }  # fmt: skip
 
 

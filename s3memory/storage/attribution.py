@@ -1,0 +1,65 @@
+"""Who changed a file and how: the attribution a write records in the object's header (format 2).
+
+A command sets what it is (`attributed("str_replace")`, or `attributed("rename", source=...)`
+for the copy a rename writes) in a context variable that worker threads inherit; `Vault.seal`
+reads it and, with the tool's actor, seals it into the header (encrypted and authenticated,
+see `core.envelope`). Nothing here is ever logged.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from s3memory.errors import IntegrityError
+
+MAX_ACTOR_CHARS = 128
+MAX_SOURCE_BYTES = 512  # a longer source path is left out: S3 user metadata is limited to 2 KB
+
+
+@dataclass(frozen=True)
+class Attribution:
+    actor: str = ""
+    command: str = ""
+    source: str = ""  # the path a rename copied the file from
+
+    def encode(self) -> bytes:
+        record = {"a": self.actor, "c": self.command}
+        if self.source and len(self.source.encode("utf-8")) <= MAX_SOURCE_BYTES:
+            record["s"] = self.source
+        return json.dumps(record, separators=(",", ":"), sort_keys=True, ensure_ascii=False).encode("utf-8")
+
+    @classmethod
+    def decode(cls, data: bytes) -> Attribution:
+        try:
+            record = json.loads(data.decode("utf-8"))
+            return cls(str(record["a"]), str(record["c"]), str(record.get("s", "")))
+        except (ValueError, KeyError, TypeError, UnicodeError):
+            raise IntegrityError() from None
+
+
+def validate_actor(actor: object) -> str:
+    """An actor id: 1-128 printable characters (a session, user or principal id)."""
+    if not isinstance(actor, str) or not 0 < len(actor) <= MAX_ACTOR_CHARS or not actor.isprintable():
+        raise ValueError(f"actor must be 1-{MAX_ACTOR_CHARS} printable characters, e.g. a session or user id")
+    return actor
+
+
+_current: contextvars.ContextVar[Attribution | None] = contextvars.ContextVar("s3memory_attribution", default=None)
+
+
+@contextmanager
+def attributed(command: str, *, source: str = "") -> Iterator[None]:
+    """Writes made inside are attributed to `command` (and `source`, for a rename's copies)."""
+    token = _current.set(Attribution(command=command, source=source))
+    try:
+        yield
+    finally:
+        _current.reset(token)
+
+
+def current() -> Attribution | None:
+    return _current.get()
