@@ -36,6 +36,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "rotate": ("keys", "run_rotate"),
     "reseal": ("keys", "run_reseal"),
     "shred": ("erase", "run_shred"),
+    "history": ("history", "run_history"),
+    "show": ("history", "run_show"),
+    "redact": ("history", "run_redact"),
+    "restore": ("history", "run_restore"),
     "doctor": ("doctor", "run_doctor"),
     "mcp": ("mcp", "run_mcp"),
 }
@@ -205,6 +209,39 @@ def build_parser() -> argparse.ArgumentParser:
                  [conn, bulk])  # fmt: skip
     p.add_argument("--agent", type=_agent_id, help="only this agent (default: every agent under the prefix)")
     p.add_argument("--json", action="store_true", help="output JSON")
+    p.add_argument("--history", action="store_true", help="also find current objects that repeat an older version")
+
+    p = _command(sub, "history", "every version of a file or of an agent's memory, newest first (S3 versioning)",
+                 "s3memory history --agent support-agent-1 /memories/notes.md --json", ok_failed,
+                 [conn, bulk])  # fmt: skip
+    p.add_argument("--agent", type=_agent_id, required=True, help="agent id")
+    p.add_argument("path", nargs="?", help="a file or directory (default: the whole memory)")
+    p.add_argument("--json", action="store_true", help="output JSON")
+
+    p = _command(sub, "show", "show one version of a file as the tool's `view` shows it",
+                 "s3memory show --agent support-agent-1 /memories/notes.md --version 3HL4kqtJlcpXroDTDmJ", ok_failed,
+                 [conn])  # fmt: skip
+    p.add_argument("--agent", type=_agent_id, required=True, help="agent id")
+    p.add_argument("path", help="memory path, e.g. /memories/notes.md")
+    p.add_argument("--version", required=True, metavar="V", help="version id (from `s3memory history`)")
+
+    p = _command(sub, "restore", "bring an agent's memory (or a file or directory) back to its state at a time",
+                 "s3memory restore --agent support-agent-1 --at 2026-11-20T09:30:00Z --dry-run", ok_failed,
+                 [conn, bulk])  # fmt: skip
+    p.add_argument("--agent", type=_agent_id, required=True, help="agent id")
+    p.add_argument("--at", required=True, metavar="TIME", help="ISO 8601 with Z or an offset")
+    p.add_argument("path", nargs="?", help="only this file or directory (default: the whole memory)")
+    p.add_argument("--dry-run", action="store_true", help="list what would be written or deleted; change nothing")
+
+    p = _command(sub, "redact", "delete versions of a file for good (one, or all of them)",
+                 "s3memory redact --agent support-agent-1 /memories/notes.md --version 3HL4kqtJlcpXroDTDmJ",
+                 ok_failed, [conn])  # fmt: skip
+    p.add_argument("--agent", type=_agent_id, required=True, help="agent id")
+    p.add_argument("path", help="memory path, e.g. /memories/notes.md")
+    p.add_argument("--version", metavar="V", help="the version id to delete")
+    p.add_argument("--all-versions", action="store_true", help="delete every version and delete marker")
+    p.add_argument("--yes", action="store_true", help="do not ask for the agent id to be typed again")
+    p.add_argument("--dry-run", action="store_true", help="list what would be deleted; delete nothing")
 
     p = _command(sub, "repair", "complete interrupted directory renames and deletes of an agent (roll forward)",
                  "s3memory repair --agent support-agent-1 --dry-run",

@@ -95,8 +95,13 @@ def run_verify(args: argparse.Namespace) -> int:
     started = time.monotonic()
     with connect(args) as ctx:
         progress = ctx.progress("verify")
-        report = verify([ctx.vault(a) for a in ctx.agent_ids(args.agent)], ctx.pool, progress)
+        vaults = [ctx.vault(a) for a in ctx.agent_ids(args.agent)]
+        report = verify(vaults, ctx.pool, progress)
         progress.finish()
+        if args.history:
+            from s3memory.admin.history import replays
+
+            report.problems = sorted(report.problems + [p for v in vaults for p in replays(ctx.store, v, ctx.pool)])
     if args.json:
         problems = [{"agent": p.agent, "path": p.path, "reason": p.reason} for p in report.problems]
         counts = {"verified": report.checked, "bookkeeping": report.bookkeeping, "bytes": report.nbytes}

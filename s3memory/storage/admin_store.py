@@ -8,7 +8,8 @@ the metadata, CopyObject onto itself). Each method is one S3 request, or one per
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -17,7 +18,7 @@ from s3memory.errors import NotFound
 
 from .capabilities import not_implemented
 from .errors_table import translate
-from .store import ObjectStore
+from .store import ObjectStore, StoredObject
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,8 @@ class Version:
     version_id: str
     delete_marker: bool
     size: int = 0
+    last_modified: datetime | None = field(default=None, compare=False)
+    latest: bool = field(default=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,38 @@ class Head:
 
 
 class AdminStore(ObjectStore):
+    def get_version(self, key: str, version_id: str) -> StoredObject:
+        """One version of an object (GetObject with VersionId). Raises `NotFound`."""
+        try:
+            resp = self.s3.get_object(**self._version(key, version_id))
+            body = resp["Body"].read()
+        except (ClientError, BotoCoreError) as err:
+            raise translate(err, "GetObject") from err
+        return StoredObject(body, resp.get("ETag", ""), dict(resp.get("Metadata", {})), resp.get("LastModified"))
+
+    def version_metadata(self, key: str, version_id: str) -> dict[str, str]:
+        """One version's user metadata (HeadObject with VersionId). Raises `NotFound`."""
+        try:
+            resp = self.s3.head_object(**self._version(key, version_id))
+        except (ClientError, BotoCoreError) as err:
+            raise translate(err, "HeadObject") from err
+        return dict(resp.get("Metadata", {}))
+
+    def _version(self, key: str, version_id: str) -> dict[str, Any]:
+        """Request parameters for one version; "null" (an unversioned bucket's only version) is
+        asked for without VersionId, which some S3 implementations refuse to take."""
+        request: dict[str, Any] = {"Bucket": self.bucket, "Key": key}
+        if version_id != "null":
+            request["VersionId"] = version_id
+        return request
+
+    def versioning(self) -> str:
+        """The bucket's versioning status: "Enabled", "Suspended" or "" (never enabled)."""
+        try:
+            return str(self.s3.get_bucket_versioning(Bucket=self.bucket).get("Status", ""))
+        except (ClientError, BotoCoreError) as err:
+            raise translate(err, "GetBucketVersioning") from err
+
     def head_metadata(self, key: str) -> Head | None:
         """The object's ETag and user metadata (one HeadObject); None if it does not exist."""
         info = self.head(key)
@@ -79,10 +114,20 @@ class AdminStore(ObjectStore):
             except (ClientError, BotoCoreError) as err:
                 raise translate(err, "ListObjectVersions") from err
             page = [
-                Version(v["Key"], v.get("VersionId") or "null", False, int(v.get("Size", 0)))
+                Version(
+                    v["Key"],
+                    v.get("VersionId") or "null",
+                    False,
+                    int(v.get("Size", 0)),
+                    v.get("LastModified"),
+                    bool(v.get("IsLatest")),
+                )
                 for v in resp.get("Versions", [])
             ]
-            page += [Version(m["Key"], m.get("VersionId") or "null", True) for m in resp.get("DeleteMarkers", [])]
+            page += [
+                Version(m["Key"], m.get("VersionId") or "null", True, 0, m.get("LastModified"), bool(m.get("IsLatest")))
+                for m in resp.get("DeleteMarkers", [])
+            ]
             yield page
             if not resp.get("IsTruncated"):
                 return

@@ -1,0 +1,121 @@
+"""`restore`: bring an agent's memory (or one file or directory) back to its state at a time.
+
+From the version listing it works out, per file, the version that was current at TIME (or that
+the file did not exist then) and what is current now. A file whose text differs is written anew
+(sealed afresh, attributed to the restoring actor with the command `restore`, conditional on the
+ETag just read, so a concurrent write is never clobbered: it is reported instead); a file that did
+not exist at TIME is deleted (conditional too). Nothing is irreversible in a versioned bucket:
+every replaced or deleted version stays. A file whose text is already what it was at TIME is left
+alone, so an interrupted restore is completed by running it again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+from s3memory.core.paths import MemoryPath
+from s3memory.errors import CommandError, IntegrityError, KeyUnavailable, PreconditionFailed, StorageError
+from s3memory.memory.explain import for_report
+from s3memory.storage.admin_store import AdminStore, Version
+from s3memory.storage.attribution import attributed
+from s3memory.storage.concurrency import Pool
+from s3memory.storage.vault import Vault
+
+from .common import Problem, Tracker
+from .history import merged_versions
+
+Step = Literal["write", "delete"]
+
+
+@dataclass(frozen=True, order=True)
+class Planned:
+    path: MemoryPath
+    step: Step
+    version_id: str  # the version to bring back ("" for a delete)
+
+
+@dataclass
+class RestoreReport:
+    planned: list[Planned] = field(default_factory=list)
+    written: int = 0
+    deleted: int = 0
+    unchanged: int = 0  # already as they were at TIME
+    problems: list[Problem] = field(default_factory=list)
+
+
+def parse_time(text: str) -> datetime:
+    """ISO 8601 with `Z` or an offset, e.g. 2026-11-20T09:30:00Z; ValueError otherwise."""
+    try:
+        when = datetime.fromisoformat(text.strip().replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"{text!r} is not an ISO 8601 time; e.g. 2026-11-20T09:30:00Z") from None
+    if when.tzinfo is None:
+        raise ValueError(f"{text!r} has no time zone; add Z or an offset, e.g. 2026-11-20T09:30:00Z")
+    return when
+
+
+def plan(store: AdminStore, vault: Vault, at: datetime, scope: MemoryPath | None) -> list[Planned]:
+    """What to write or delete so that every file under `scope` is as it was at `at`."""
+    keys = merged_versions(store, vault, scope)
+    steps: list[Planned] = []
+    for path, versions in keys.items():  # each newest first
+        then = next((v for v in versions if v.last_modified is not None and v.last_modified <= at), None)
+        now = versions[0] if versions and versions[0].latest else None
+        existed = then is not None and not then.delete_marker
+        exists = now is not None and not now.delete_marker
+        if existed and then is not None and (not exists or now is None or now.version_id != then.version_id):
+            steps.append(Planned(path, "write", then.version_id))
+        elif not existed and exists:
+            steps.append(Planned(path, "delete", ""))
+    return sorted(steps)
+
+
+def _apply(store: AdminStore, vault: Vault, step: Planned) -> Literal["written", "deleted", "unchanged"]:
+    key = vault.key(step.path)
+    current = store.head(key)
+    if step.step == "delete":
+        if current is None:
+            return "unchanged"
+        store.delete(key, if_match=current.etag)
+        return "deleted"
+    text = vault.open_text(step.path, store.get_version(key, step.version_id))
+    if current is not None and vault.read(step.path)[0] == text:
+        return "unchanged"
+    with attributed("restore"):
+        if current is None:
+            vault.write(step.path, text, if_none_match=True)
+        else:
+            vault.write(step.path, text, if_match=current.etag)
+    return "written"
+
+
+def restore(
+    store: AdminStore, vault: Vault, at: datetime, scope: MemoryPath | None, pool: Pool, tracker: Tracker
+) -> RestoreReport:
+    report = RestoreReport(planned=plan(store, vault, at, scope))
+    tracker.start(len(report.planned))
+
+    def record(step: Planned, outcome: Callable[[], str]) -> None:
+        try:
+            result = outcome()
+        except PreconditionFailed:
+            why = "it changed while it was being restored; run restore again"
+            report.problems.append(Problem(vault.agent_id, step.path.display, why))
+        except (StorageError, IntegrityError, KeyUnavailable, CommandError) as err:
+            report.problems.append(Problem(vault.agent_id, step.path.display, for_report(err)))
+        else:
+            report.written += result == "written"
+            report.deleted += result == "deleted"
+            report.unchanged += result == "unchanged"
+        tracker.advance()
+
+    for step, future in pool.completed(lambda s: _apply(store, vault, s), report.planned):
+        record(step, future.result)
+    report.problems.sort()
+    return report
+
+
+__all__ = ["Planned", "RestoreReport", "Version", "parse_time", "plan", "restore"]

@@ -1,0 +1,144 @@
+"""Versions of memory: `history`, `show` (one version, as `view` shows it) and `redact`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from .context import Context, connect, emit_json, failed_suffix, print_problems, print_summary, say
+from .exits import EXIT_FAILED, EXIT_OK, Failed, UsageError
+from .progress import count
+
+
+def _versioning_note(ctx: Context) -> None:
+    status = ctx.store.versioning()
+    if status != "Enabled":
+        state = "suspended" if status == "Suspended" else "off"
+        sys.stderr.write(
+            f"note: versioning is {state} for bucket {ctx.settings.bucket}: an overwritten or deleted file "
+            "keeps no earlier version (turn it on: aws s3api put-bucket-versioning ... Status=Enabled)\n"
+        )
+
+
+def run_history(args: argparse.Namespace) -> int:
+    from s3memory.admin.history import history
+
+    started = time.monotonic()
+    with connect(args) as ctx:
+        _versioning_note(ctx)
+        vault = ctx.vault(args.agent)
+        path = vault.parse(args.path) if args.path else None
+        report = history(ctx.store, vault, path, ctx.pool)
+    if args.json:
+        emit_json(
+            [
+                {
+                    "time": c.time.isoformat() if c.time else None,
+                    "path": c.path,
+                    "action": c.action,
+                    "size": c.size,
+                    "actor": c.actor or None,
+                    "version": c.version_id,
+                    "current": c.latest,
+                }
+                for c in report.changes
+            ]
+        )
+    else:
+        for c in report.changes:
+            when = c.time.strftime("%Y-%m-%dT%H:%M:%SZ") if c.time else "-"
+            size = "-" if c.size is None else count(c.size, "byte")
+            current = " (current)" if c.latest and c.size is not None else ""
+            say(f"{when}  {c.action:<9} {c.path}  {size}  actor {c.actor or '-'}  version {c.version_id}{current}")
+    print_problems(report.problems)
+    line = f"{count(len(report.changes), 'version')} in {time.monotonic() - started:.2f} s"
+    print_summary(line + failed_suffix(report.problems), args.json)
+    return EXIT_FAILED if report.problems else EXIT_OK
+
+
+def run_show(args: argparse.Namespace) -> int:
+    from s3memory.admin.history import show
+    from s3memory.core import render
+    from s3memory.core.limits import DEFAULT_MAX_VIEW_CHARS
+    from s3memory.errors import NotFound
+
+    with connect(args) as ctx:
+        vault = ctx.vault(args.agent)
+        path = vault.parse(args.path)
+        try:
+            text = show(ctx.store, vault, path, args.version)
+        except NotFound:
+            raise Failed(f"{path.display} has no version {args.version}; `s3memory history` lists them") from None
+    say(render.file_view(path.display, text, None, DEFAULT_MAX_VIEW_CHARS))
+    return EXIT_OK
+
+
+def run_redact(args: argparse.Namespace) -> int:
+    from s3memory.admin.history import file_versions, redact
+
+    if not (args.version or args.all_versions) or (args.version and args.all_versions):
+        raise UsageError("redact needs exactly one of --version V or --all-versions")
+    if not (args.yes or args.dry_run or sys.stdin.isatty()):
+        raise UsageError("redact asks for the agent id to be typed again, but stdin is not a terminal; pass --yes")
+    with connect(args, keys=False) as ctx:
+        space = ctx.space(args.agent)
+        path = space.parse(args.path)
+        versions = file_versions(ctx.store, space.key(path))
+        chosen = versions if args.all_versions else [v for v in versions if v.version_id == args.version]
+        if not chosen:
+            raise Failed(f"{path.display} has no version {args.version}; `s3memory history` lists them")
+        what = f"{count(len(chosen), 'version')} of {path.display}"
+        if args.dry_run:
+            for v in chosen:
+                say(f"would delete {path.display} (version {v.version_id})")
+            print_summary(f"would redact {what}")
+            return EXIT_OK
+        if not args.yes:
+            sys.stderr.write(f"This permanently deletes {what}; it cannot be undone.\n")
+            sys.stderr.write(f"Type the agent id ({args.agent}) to confirm: ")
+            sys.stderr.flush()
+            if sys.stdin.readline().strip() != args.agent:
+                raise Failed("redact cancelled: the typed id does not match; nothing was deleted")
+        failed = redact(ctx.store, chosen)
+    for v in chosen:
+        if v not in failed:
+            say(f"deleted {path.display} (version {v.version_id})")
+    for v, code in sorted(failed.items(), key=lambda item: item[0].version_id):
+        say(f"failed: {args.agent}:{path.display}: version {v.version_id} not deleted ({code})")
+    print_summary(f"redacted {count(len(chosen) - len(failed), 'version')} of {path.display}")
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+def run_restore(args: argparse.Namespace) -> int:
+    from s3memory.admin.restore import parse_time, plan, restore
+
+    try:
+        at = parse_time(args.at)
+    except ValueError as err:
+        raise UsageError(f"--at: {err}") from None
+    started = time.monotonic()
+    with connect(args) as ctx:
+        if ctx.store.versioning() != "Enabled":
+            raise Failed(
+                f"restore needs S3 versioning, which is not enabled for bucket {ctx.settings.bucket}: "
+                "there are no earlier versions to bring back"
+            )
+        vault = ctx.vault(args.agent)
+        scope = vault.parse(args.path) if args.path else None
+        when = at.isoformat()
+        if args.dry_run:
+            steps = plan(ctx.store, vault, at, scope)
+            for step in steps:
+                what = f"{step.path.display} (version {step.version_id})" if step.step == "write" else step.path.display
+                say(f"would {step.step} {what}")
+            print_summary(f"would restore {count(len(steps), 'file')} to {when}")
+            return EXIT_OK
+        progress = ctx.progress("restore")
+        report = restore(ctx.store, vault, at, scope, ctx.pool, progress)
+        progress.finish()
+    print_problems(report.problems)
+    done = f"{report.written:,} written, {report.deleted:,} deleted, {report.unchanged:,} already as they were"
+    line = f"restored {count(len(report.planned), 'file')} to {when} ({done}) in {time.monotonic() - started:.2f} s"
+    print_summary(line + failed_suffix(report.problems))
+    return EXIT_FAILED if report.problems else EXIT_OK
