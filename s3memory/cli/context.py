@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from s3memory.config import Settings, StorageSettings
 
-from .exits import UsageError
+from .exits import Failed, UsageError
 from .progress import Progress, choose_mode
 
 if TYPE_CHECKING:
@@ -159,3 +159,20 @@ def print_problems(problems: Sequence[Problem]) -> None:
 
 def failed_suffix(problems: Sequence[Problem]) -> str:
     return f"; {len(problems):,} failed" if problems else ""
+
+
+def can_confirm(args: argparse.Namespace, verb: str) -> None:
+    """Refuse (exit 2) a destructive command that would have to ask but cannot: no --yes, no terminal."""
+    if not (args.yes or getattr(args, "dry_run", False) or sys.stdin.isatty()):
+        raise UsageError(f"{verb} asks for the agent id to be typed again, but stdin is not a terminal; pass --yes")
+
+
+def confirm(args: argparse.Namespace, verb: str, warning: str) -> None:
+    """Unless --yes: show `warning` and have the agent id typed again; `Failed` if it does not match."""
+    if args.yes:
+        return
+    sys.stderr.write(warning + "\n")
+    sys.stderr.write(f"Type the agent id ({args.agent}) to confirm: ")
+    sys.stderr.flush()
+    if sys.stdin.readline().strip() != args.agent:
+        raise Failed(f"{verb} cancelled: the typed id does not match; nothing was deleted")

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from datetime import datetime, timezone
 
 from s3memory.storage.admin_store import Version
 from s3memory.storage.keyspace import AgentKeyspace
 
-from .context import connect, failed_suffix, print_problems, print_summary, say
+from .context import can_confirm, confirm, connect, failed_suffix, print_problems, print_summary, say
 from .exits import EXIT_FAILED, EXIT_OK, Failed, UsageError
 from .progress import count, summary
 
@@ -25,8 +24,7 @@ def _version_line(space: AgentKeyspace, version: Version) -> str:
 def run_purge(args: argparse.Namespace) -> int:
     from s3memory.admin.purge import list_versions, purge
 
-    if not (args.yes or args.dry_run or sys.stdin.isatty()):
-        raise UsageError("purge asks for the agent id to be typed again, but stdin is not a terminal; pass --yes")
+    can_confirm(args, "purge")
     started = time.monotonic()
     with connect(args, keys=False) as ctx:
         space = ctx.space(args.agent)
@@ -44,12 +42,7 @@ def run_purge(args: argparse.Namespace) -> int:
                 say(f"would delete {_version_line(space, version)}")
             print_summary(f"would purge {what} under {where} in {time.monotonic() - started:.2f} s")
             return EXIT_OK
-        if not args.yes:
-            sys.stderr.write(f"This permanently deletes {what} under {where}; it cannot be undone.\n")
-            sys.stderr.write(f"Type the agent id ({args.agent}) to confirm: ")
-            sys.stderr.flush()
-            if sys.stdin.readline().strip() != args.agent:
-                raise Failed("purge cancelled: the typed id does not match; nothing was deleted")
+        confirm(args, "purge", f"This permanently deletes {what} under {where}; it cannot be undone.")
         progress = ctx.progress("purge")
         report = purge(ctx.store, space, ctx.pool, progress, versions)
         progress.finish()
@@ -70,8 +63,7 @@ def run_shred(args: argparse.Namespace) -> int:
     from s3memory.admin.purge import list_versions
     from s3memory.admin.shred import keystore_versions, shred
 
-    if not (args.yes or args.dry_run or sys.stdin.isatty()):
-        raise UsageError("shred asks for the agent id to be typed again, but stdin is not a terminal; pass --yes")
+    can_confirm(args, "shred")
     started = time.monotonic()
     with connect(args, keys=False) as ctx:
         space = ctx.space(args.agent)
@@ -88,12 +80,7 @@ def run_shred(args: argparse.Namespace) -> int:
                 say(f"would delete {_version_line(space, version)}")
             print_summary(f"would shred {what} in {time.monotonic() - started:.2f} s")
             return EXIT_OK
-        if not args.yes:
-            sys.stderr.write(f"This destroys {what}; no copy of this agent's memory can be decrypted after it.\n")
-            sys.stderr.write(f"Type the agent id ({args.agent}) to confirm: ")
-            sys.stderr.flush()
-            if sys.stdin.readline().strip() != args.agent:
-                raise Failed("shred cancelled: the typed id does not match; nothing was deleted")
+        confirm(args, "shred", f"This destroys {what}; no copy of this agent's memory can be decrypted after it.")
         progress = ctx.progress("shred")
         report = shred(ctx.store, keystore, space, ctx.pool, progress, keys_only=args.keys_only)
         progress.finish()

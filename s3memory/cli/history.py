@@ -6,7 +6,17 @@ import argparse
 import sys
 import time
 
-from .context import Context, connect, emit_json, failed_suffix, print_problems, print_summary, say
+from .context import (
+    Context,
+    can_confirm,
+    confirm,
+    connect,
+    emit_json,
+    failed_suffix,
+    print_problems,
+    print_summary,
+    say,
+)
 from .exits import EXIT_FAILED, EXIT_OK, Failed, UsageError
 from .progress import count
 
@@ -79,8 +89,7 @@ def run_redact(args: argparse.Namespace) -> int:
 
     if not (args.version or args.all_versions) or (args.version and args.all_versions):
         raise UsageError("redact needs exactly one of --version V or --all-versions")
-    if not (args.yes or args.dry_run or sys.stdin.isatty()):
-        raise UsageError("redact asks for the agent id to be typed again, but stdin is not a terminal; pass --yes")
+    can_confirm(args, "redact")
     with connect(args, keys=False) as ctx:
         space = ctx.space(args.agent)
         path = space.parse(args.path)
@@ -94,12 +103,7 @@ def run_redact(args: argparse.Namespace) -> int:
                 say(f"would delete {path.display} (version {v.version_id})")
             print_summary(f"would redact {what}")
             return EXIT_OK
-        if not args.yes:
-            sys.stderr.write(f"This permanently deletes {what}; it cannot be undone.\n")
-            sys.stderr.write(f"Type the agent id ({args.agent}) to confirm: ")
-            sys.stderr.flush()
-            if sys.stdin.readline().strip() != args.agent:
-                raise Failed("redact cancelled: the typed id does not match; nothing was deleted")
+        confirm(args, "redact", f"This permanently deletes {what}; it cannot be undone.")
         failed = redact(ctx.store, chosen)
     for v in chosen:
         if v not in failed:

@@ -100,7 +100,13 @@ class Keys:
         """The plaintext of a branch key; cached by its wrapped blob, one unwrap at a time per blob."""
         if record.provider != self.provider_id:
             raise IntegrityError()
-        cache_key = (agent_id, record.provider, record.wrapped)
+        return self._unwrap_once(
+            (agent_id, record.provider, record.wrapped),
+            lambda: self._unwrap_branch(agent_id, record.branch_id, record.wrapped),
+        )
+
+    def _unwrap_once(self, cache_key: tuple[str, str, bytes], unwrap: Callable[[], bytes]) -> bytes:
+        """The cached plaintext of `cache_key`, else `unwrap()`'s (one call at a time per blob), remembered."""
         plaintext = self._cached(cache_key)
         if plaintext is not None:
             return plaintext
@@ -109,11 +115,11 @@ class Keys:
             if plaintext is not None:
                 return plaintext
             now = self._clock()
-            plaintext = self._unwrap_branch(agent_id, record.branch_id, record.wrapped)
+            plaintext = unwrap()
             if len(plaintext) != envelope.DATA_KEY_BYTES:
                 raise IntegrityError()
             with self._lock:
-                self._remember(agent_id, record.provider, record.wrapped, plaintext, now)
+                self._remember(*cache_key, plaintext, now)
             return plaintext
 
     def cached_ring(self, location: tuple[str, str]) -> Ring | None:
@@ -179,21 +185,7 @@ class Keys:
         """The plaintext data key of an object's header; cached by (agent, provider, blob)."""
         if provider != self.provider_id:
             raise IntegrityError()
-        cache_key = (agent_id, provider, wrapped)
-        plaintext = self._cached(cache_key)
-        if plaintext is not None:
-            return plaintext
-        with self._flight(cache_key):
-            plaintext = self._cached(cache_key)
-            if plaintext is not None:
-                return plaintext
-            now = self._clock()
-            plaintext = self._unwrap(agent_id, wrapped)
-            if len(plaintext) != envelope.DATA_KEY_BYTES:
-                raise IntegrityError()
-            with self._lock:
-                self._remember(agent_id, provider, wrapped, plaintext, now)
-            return plaintext
+        return self._unwrap_once((agent_id, provider, wrapped), lambda: self._unwrap(agent_id, wrapped))
 
     def clients(self) -> list[Any]:
         """The boto3 clients this provider calls (none for local keys), e.g. to count their requests."""
