@@ -108,6 +108,7 @@ class Settings(StorageSettings):
         defaults.DEFAULT_KEY_ROTATION_DAYS, gt=0, description="age at which a new branch key becomes active"
     )
     log_paths: bool = Field(False, description="put each command's memory path in its log record")
+    track_access: bool = Field(False, description="tag each file with the day it was last read or written")
     actor: str | None = Field(
         None, min_length=1, max_length=128, description="who writes, recorded (encrypted) in every object written"
     )
@@ -146,6 +147,7 @@ class Settings(StorageSettings):
         return Vault(
             store, self.keys(kms_client), agent_id, self.prefix,
             keystore_store=keystore, rotation_days=self.key_rotation_days, actor=self.actor,
+            track_access=self.track_access,
         )  # fmt: skip
 
     def keys(self, kms_client: KMSClient | None = None) -> Keys:

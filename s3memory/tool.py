@@ -77,13 +77,16 @@ def build_memory(
     keystore_bucket: str | None = None,
     key_rotation_days: float = DEFAULT_KEY_ROTATION_DAYS,
     actor: str | None = None,
+    track_access: bool = False,
 ) -> tuple[Memory, ThreadPoolExecutor]:
     """The command engine and its worker pool, as the tool classes use them.
 
     `keystore_bucket`: keep the agent's branch keys in this bucket instead of the memory bucket
     (same layout; see SECURITY.md on crypto-shredding). `key_rotation_days`: when a new branch key
     becomes active. `actor`: who writes (a session, user or principal id), recorded encrypted and
-    authenticated in every object written, with the command (see `s3memory history`)."""
+    authenticated in every object written, with the command (see `s3memory history`).
+    `track_access`: tag each file with the day it was last used, for `prune --not-accessed-for`
+    (at most one extra request per file per day)."""
     if not isinstance(keys, Keys):
         raise TypeError("keys must be KmsKeys(...) or LocalKeys(...)")
     if max_workers < 1:
@@ -92,7 +95,10 @@ def build_memory(
         _check_pool(s3_client, max_workers)
     store = ObjectStore(s3_client if s3_client is not None else _default_s3(max_workers), bucket)
     keystore = ObjectStore(store.s3, keystore_bucket) if keystore_bucket else None
-    vault = Vault(store, keys, agent_id, prefix, keystore_store=keystore, rotation_days=key_rotation_days, actor=actor)
+    vault = Vault(
+        store, keys, agent_id, prefix, keystore_store=keystore, rotation_days=key_rotation_days, actor=actor,
+        track_access=track_access,
+    )  # fmt: skip
     executor = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="s3memory")
     scanner = SecretGuard(guard) if isinstance(guard, str) else guard
     return Memory(vault, executor, limits or Limits(), scanner, log_paths=log_paths), executor
@@ -123,6 +129,7 @@ def settings_kwargs(settings: Settings, agent_id: str | None = None) -> dict[str
         "keystore_bucket": settings.keystore_bucket,
         "key_rotation_days": settings.key_rotation_days,
         "actor": settings.actor,
+        "track_access": settings.track_access,
     }
 
 
@@ -192,6 +199,7 @@ class S3MemoryTool(BetaAbstractMemoryTool):
         keystore_bucket: str | None = None,
         key_rotation_days: float = DEFAULT_KEY_ROTATION_DAYS,
         actor: str | None = None,
+        track_access: bool = False,
         cache_control: BetaCacheControlEphemeralParam | None = None,
         allowed_callers: Sequence[str] | None = None,
         defer_loading: bool | None = None,
@@ -206,6 +214,7 @@ class S3MemoryTool(BetaAbstractMemoryTool):
             bucket=bucket, agent_id=agent_id, keys=keys, s3_client=s3_client, prefix=prefix,
             limits=limits, guard=guard, max_workers=max_workers, log_paths=log_paths,
             keystore_bucket=keystore_bucket, key_rotation_days=key_rotation_days, actor=actor,
+            track_access=track_access,
         )  # fmt: skip
 
     def to_dict(self) -> BetaMemoryTool20250818Param:

@@ -7,10 +7,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
 from s3memory.core.envelope import Header, plaintext_size
-from s3memory.errors import IntegrityError, StorageError
+from s3memory.errors import IntegrityError, NotFound, StorageError
+from s3memory.storage.access import accessed_until
 from s3memory.storage.concurrency import Pool
 from s3memory.storage.keyspace import AgentKeyspace
-from s3memory.storage.store import DELETE_BATCH, ObjectStore
+from s3memory.storage.store import DELETE_BATCH, ObjectInfo, ObjectStore
 
 from .common import Problem, Tracker, is_folder_marker
 
@@ -47,9 +48,19 @@ class PruneReport:
 
 
 def prune(
-    store: ObjectStore, space: AgentKeyspace, pool: Pool, cutoff: datetime, tracker: Tracker, *, dry_run: bool
+    store: ObjectStore,
+    space: AgentKeyspace,
+    pool: Pool,
+    cutoff: datetime,
+    tracker: Tracker,
+    *,
+    dry_run: bool,
+    by_access: bool = False,
 ) -> PruneReport:
     """Delete the agent's memory files whose content last changed before `cutoff` (bookkeeping is kept).
+
+    `by_access`: also keep a file whose access tag (see `storage.access`) says it was used on or
+    after the cutoff's day; such files cost one GetObjectTagging each.
 
     The content's change time is the authenticated `s3m-mt` header entry where the object has
     one, else S3's LastModified. A file listed as modified before the cutoff changed no later
@@ -68,8 +79,10 @@ def prune(
         changed = header_read.result()
         if changed is not None and changed < cutoff:
             old.append((obj, changed))
-    old.sort(key=lambda pair: pair[0].key)
     report = PruneReport()
+    if by_access:
+        old = _not_used_since(store, space, pool, old, cutoff, report)
+    old.sort(key=lambda pair: pair[0].key)
     report.candidates = [Pruned(space.shown(o.key), when, plaintext_size(o.size)) for o, when in old]
     if dry_run:
         return report
@@ -97,6 +110,30 @@ def prune(
     report.candidates = [p for p, o in zip(report.candidates, objs, strict=True) if o.key in deleted]
     report.problems.sort()
     return report
+
+
+def _not_used_since(
+    store: ObjectStore,
+    space: AgentKeyspace,
+    pool: Pool,
+    old: list[tuple[ObjectInfo, datetime]],
+    cutoff: datetime,
+    report: PruneReport,
+) -> list[tuple[ObjectInfo, datetime]]:
+    """Those of `old` whose last recorded access is before `cutoff`, with their time of last use."""
+    unused = []
+    for (obj, changed), tags_read in pool.completed(lambda pair: store.get_tags(pair[0].key), old):
+        try:
+            used = accessed_until(tags_read.result())
+        except NotFound:
+            continue  # deleted since it was listed
+        except StorageError as err:
+            report.problems.append(Problem(space.agent_id, space.shown(obj.key), f"access tag not read ({err.code})"))
+            continue
+        last = changed if used is None else max(changed, used)
+        if last < cutoff:
+            unused.append((obj, last))
+    return unused
 
 
 def _content_time(store: ObjectStore, key: str) -> datetime | None:

@@ -256,11 +256,14 @@ def build_parser() -> argparse.ArgumentParser:
                  [conn])  # fmt: skip
     p.add_argument("--json", action="store_true", help="output JSON")
 
-    p = _command(sub, "prune", "delete an agent's files not modified for a given time",
-                 "s3memory prune --agent support-agent-1 --older-than 90d --dry-run", ok_failed,
+    p = _command(sub, "prune", "delete an agent's files not modified (or not used) for a given time",
+                 "s3memory prune --agent support-agent-1 --not-accessed-for 180d --dry-run", ok_failed,
                  [conn, bulk])  # fmt: skip
     p.add_argument("--agent", type=_agent_id, required=True, help="agent id")
-    p.add_argument("--older-than", required=True, metavar="AGE", help="e.g. 90d, 12h or 30m")
+    age = p.add_mutually_exclusive_group(required=True)
+    age.add_argument("--older-than", metavar="AGE", help="not modified for AGE, e.g. 90d, 12h or 30m")
+    age.add_argument("--not-accessed-for", metavar="AGE",
+                     help="neither modified nor read for AGE (needs S3MEMORY_TRACK_ACCESS on the tools)")  # fmt: skip
     p.add_argument("--dry-run", action="store_true", help="list what would be deleted; delete nothing")
 
     p = _command(sub, "mcp", "serve an agent's memory as an MCP server (one tool, `memory`; stdio or HTTP)",

@@ -112,6 +112,7 @@ class Context:
             self.store, self.full.keys(self.kms), agent, self.settings.prefix,
             keystore_store=None if keystore is self.store else keystore, rotation_days=self.full.key_rotation_days,
             actor=self.full.actor,
+            track_access=self.full.track_access,
         )  # fmt: skip
 
     def agent_ids(self, agent: str | None) -> list[str]:

@@ -105,23 +105,29 @@ def run_shred(args: argparse.Namespace) -> int:
 def run_prune(args: argparse.Namespace) -> int:
     from s3memory.admin.prune import parse_age, prune
 
+    by_access = args.not_accessed_for is not None
+    flag, text = ("--not-accessed-for", args.not_accessed_for) if by_access else ("--older-than", args.older_than)
     try:
-        age = parse_age(args.older_than)
+        age = parse_age(text)
     except ValueError as err:  # says what is wrong and gives an example
-        raise UsageError(f"--older-than: {err}") from None
+        raise UsageError(f"{flag}: {err}") from None
     cutoff = datetime.now(timezone.utc) - age
     started = time.monotonic()
     with connect(args, keys=False) as ctx:
         progress = ctx.progress("prune")
-        report = prune(ctx.store, ctx.space(args.agent), ctx.pool, cutoff, progress, dry_run=args.dry_run)
+        space = ctx.space(args.agent)
+        report = prune(ctx.store, space, ctx.pool, cutoff, progress, dry_run=args.dry_run, by_access=by_access)
         progress.finish()
     would = "would " if args.dry_run else ""
+    last = "last used" if by_access else "last modified"
     for item in report.candidates:
         when = item.last_modified.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
-        say(f"{'would delete' if would else 'deleted'} {item.path} (last modified {when}, {count(item.size, 'byte')})")
+        what = f"{'would delete' if would else 'deleted'} {item.path}"
+        say(f"{what} ({last} {when}, {count(item.size, 'byte')})")
     print_problems(report.problems)
     done = len(report.candidates)
     nbytes = sum(i.size for i in report.candidates)
     line = summary(f"{would}prune" if would else "pruned", done, nbytes, time.monotonic() - started)
-    print_summary(f"{line} (not modified since {cutoff:%Y-%m-%d %H:%M:%S} UTC){failed_suffix(report.problems)}")
+    since = "not read or modified" if by_access else "not modified"
+    print_summary(f"{line} ({since} since {cutoff:%Y-%m-%d %H:%M:%S} UTC){failed_suffix(report.problems)}")
     return EXIT_FAILED if report.problems else EXIT_OK

@@ -9,6 +9,7 @@ for failures come from `explain`. It does not import `anthropic`.
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future, wait
 from contextlib import contextmanager
@@ -21,7 +22,16 @@ from s3memory.core.guard import Guard
 from s3memory.core.limits import Limits
 from s3memory.core.paths import ROOT, MemoryPath, escape_for_display
 from s3memory.core.tree import Entry
-from s3memory.errors import AccessDenied, CommandError, IntegrityError, KeyUnavailable, NotFound, StorageError
+from s3memory.errors import (
+    AccessDenied,
+    CommandError,
+    IntegrityError,
+    KeyUnavailable,
+    NotFound,
+    S3MemoryError,
+    StorageError,
+)
+from s3memory.storage.access import ACCESS_TAG
 from s3memory.storage.attribution import attributed
 from s3memory.storage.concurrency import submit
 from s3memory.storage.listing import Lister
@@ -35,6 +45,8 @@ from .moves import move_file
 from .placement import Placement
 from .policy import WritePolicy
 from .recovery import Recoverer
+
+log = logging.getLogger("s3memory")
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -61,6 +73,13 @@ def detached(method: Callable[P, T]) -> Callable[P, T]:
             raise failure.with_traceback(None)
 
     return run
+
+
+def _tag_access(vault: Vault, key: str) -> None:
+    try:
+        vault.store.put_tags(key, {ACCESS_TAG: vault.access.today()})
+    except S3MemoryError as err:  # the view already answered; retention just sees an older day
+        log.warning("s3memory: could not record a file's last access (%s)", getattr(err, "code", type(err).__name__))
 
 
 class Memory:
@@ -109,8 +128,15 @@ class Memory:
     def view(self, raw_path: object, view_range: object = None) -> str:
         path, found = self.look(raw_path)
         if isinstance(found, str):
+            self._accessed(path)
             return render.file_view(path.display, found, view_range, self.limits.max_view_chars)
         return render.dir_view(path.display, found, self.limits.max_view_chars)
+
+    def _accessed(self, path: MemoryPath) -> None:
+        """With access tracking, tag the file as used today (once a day; in the background, never failing the view)."""
+        key = self.vault.key(path)
+        if self.vault.access.due(key):
+            self.executor.submit(_tag_access, self.vault, key)
 
     @detached
     def look(self, raw_path: object) -> tuple[MemoryPath, str | list[Entry]]:

@@ -10,6 +10,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlencode
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -90,9 +91,13 @@ class ObjectStore:
         *,
         if_none_match: bool = False,
         if_match: str | None = None,
+        tags: Mapping[str, str] | None = None,
     ) -> str:
-        """Write `body`; `if_none_match` creates only, `if_match` replaces only that ETag. Returns the ETag."""
+        """Write `body`; `if_none_match` creates only, `if_match` replaces only that ETag. Returns the ETag.
+        `tags` go with the same request (x-amz-tagging)."""
         kwargs: dict[str, Any] = {"Bucket": self.bucket, "Key": key, "Body": body, "Metadata": dict(metadata)}
+        if tags:
+            kwargs["Tagging"] = urlencode(dict(tags))
         condition = "put_if_none_match" if if_none_match else "put_if_match" if if_match is not None else ""
         if condition and not self.capabilities.has(condition):
             self._check_compared(key, if_none_match, if_match, "PutObject")
@@ -107,8 +112,24 @@ class ObjectStore:
             if not (condition and not_implemented(mapped)):
                 raise mapped from err
             self.capabilities.learn_missing(condition)
-            return self.put(key, body, metadata, if_none_match=if_none_match, if_match=if_match)
+            return self.put(key, body, metadata, if_none_match=if_none_match, if_match=if_match, tags=tags)
         return resp.get("ETag", "")
+
+    def put_tags(self, key: str, tags: Mapping[str, str]) -> None:
+        """Replace the object's tags (PutObjectTagging: no new object version)."""
+        tag_set = [{"Key": k, "Value": v} for k, v in tags.items()]
+        try:
+            self.s3.put_object_tagging(Bucket=self.bucket, Key=key, Tagging={"TagSet": tag_set})  # type: ignore[typeddict-item]
+        except (ClientError, BotoCoreError) as err:
+            raise translate(err, "PutObjectTagging") from err
+
+    def get_tags(self, key: str) -> dict[str, str]:
+        """The object's tags (GetObjectTagging). Raises `NotFound`."""
+        try:
+            resp = self.s3.get_object_tagging(Bucket=self.bucket, Key=key)
+        except (ClientError, BotoCoreError) as err:
+            raise translate(err, "GetObjectTagging") from err
+        return {t["Key"]: t["Value"] for t in resp.get("TagSet", [])}
 
     def delete(self, key: str, *, if_match: str | None = None) -> None:
         """Delete `key` (a missing key counts as deleted); with `if_match`, only in that version."""

@@ -18,6 +18,7 @@ from s3memory.core.paths import MemoryPath
 from s3memory.errors import IntegrityError
 
 from . import attribution
+from .access import AccessLog
 from .attribution import Attribution, validate_actor
 from .keys import Keys
 from .keyspace import AgentKeyspace
@@ -44,6 +45,7 @@ class Vault:
         keystore_store: ObjectStore | None = None,
         rotation_days: float = DEFAULT_KEY_ROTATION_DAYS,
         actor: str | None = None,
+        track_access: bool = False,
     ) -> None:
         self.store = store
         self.keys = keys
@@ -51,6 +53,7 @@ class Vault:
         self.agent_id = agent_id
         self.root = self.space.root
         self.actor = None if actor is None else validate_actor(actor)
+        self.access = AccessLog(enabled=track_access)
         self.keystore = Keystore(keystore_store or store, keys, self.space, rotation_days=rotation_days)
 
     # -- the key layout (see AgentKeyspace) --
@@ -128,6 +131,11 @@ class Vault:
     def write(self, path: MemoryPath, text: str, *, if_none_match: bool = False, if_match: str | None = None) -> str:
         """Seal and PUT `text` at `path` (conditionally). Returns the new ETag."""
         sealed = self.seal(path, text.encode("utf-8"))
-        return self.store.put(
-            self.key(path), sealed.body, sealed.metadata, if_none_match=if_none_match, if_match=if_match
+        key = self.key(path)
+        tags = None if self.space.is_bookkeeping(key) else self.access.write_tags()
+        etag = self.store.put(
+            key, sealed.body, sealed.metadata, if_none_match=if_none_match, if_match=if_match, tags=tags
         )
+        if tags:
+            self.access.written(key)
+        return etag

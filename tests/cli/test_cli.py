@@ -160,7 +160,7 @@ def test_a_key_flag_replaces_the_other_key_source_from_the_environment(capsys, e
             "(a whole number, 1 or more)",
         ),
         (["ls"], "the following arguments are required: --agent"),
-        (["prune", "--agent", "ann"], "the following arguments are required: --older-than"),
+        (["prune", "--agent", "ann"], "one of the arguments --older-than --not-accessed-for is required"),
         (["ls", "--agent", "ann", "--bogus"], "unrecognized arguments: --bogus"),
         (
             ["cat", "--agent", "ann", "/memories/x", "--view-range", "x", "1"],

@@ -48,6 +48,7 @@ IAM_ACTIONS: dict[tuple[str, str], tuple[str, ...]] = {
     ("s3", "GetObject"): ("s3:GetObject",),
     ("s3", "HeadObject"): ("s3:GetObject",),
     ("s3", "PutObject"): ("s3:PutObject",),
+    ("s3", "PutObjectTagging"): ("s3:PutObjectTagging",),
     ("s3", "DeleteObject"): ("s3:DeleteObject",),
     ("s3", "DeleteObjects"): ("s3:DeleteObject",),  # authorized per key
     ("s3", "ListObjectsV2"): ("s3:ListBucket",),
@@ -58,6 +59,7 @@ IAM_ACTIONS: dict[tuple[str, str], tuple[str, ...]] = {
 EXPECTED_AGENT_ACTIONS = {
     "s3:GetObject",
     "s3:PutObject",
+    "s3:PutObjectTagging",
     "s3:DeleteObject",
     "s3:ListBucket",
     "kms:GenerateDataKey",
@@ -153,6 +155,7 @@ def run(request: pytest.FixtureRequest) -> Iterator[Run]:
                 s3_client=s3,
                 prefix=PREFIX,
                 keystore_bucket=keystore_bucket,
+                track_access=True,  # the run covers the access tag's requests too
             )
 
         with new_tool() as writer:
@@ -171,6 +174,8 @@ def run(request: pytest.FixtureRequest) -> Iterator[Run]:
 
 def _actions(call: Call) -> tuple[str, ...]:
     actions = IAM_ACTIONS.get((call.service, call.operation))
+    if actions is not None and call.operation == "PutObject" and call.params.get("Tagging"):
+        actions += ("s3:PutObjectTagging",)  # a PutObject with tags needs both
     if actions is None:
         pytest.fail(
             f"{call.service}:{call.operation} has no IAM mapping: add it to IAM_ACTIONS (and, if agents need it, "
@@ -294,7 +299,9 @@ def _s3_requests(run: Run) -> list[S3Request]:
                 requests.add((action, bucket_arn, (("s3:prefix", call.params["Prefix"]),)))
             else:
                 # The If-None-Match header reaches IAM as the condition key s3:if-none-match.
-                headers = (("s3:if-none-match", call.params["IfNoneMatch"]),) if "IfNoneMatch" in call.params else ()
+                # (a key of s3:PutObject only: the tagging half of a tagged PutObject does not see it).
+                conditional = "IfNoneMatch" in call.params and action == "s3:PutObject"
+                headers = (("s3:if-none-match", call.params["IfNoneMatch"]),) if conditional else ()
                 requests.update((action, f"{bucket_arn}/{key}", headers) for key in _keys_of(call))
     return sorted(requests)
 
