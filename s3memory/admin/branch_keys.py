@@ -100,9 +100,7 @@ def rewrap_keys(
         for generation, etag in sorted(ring.claims.items()):
             where = f"branch key generation {generation}"
             try:
-                records = ring.indexed(generation)
-                if len({r.branch_id for r in records}) != 1:
-                    records = [keystore.record(ring, generation)]
+                records = keystore.entries(ring, generation)
                 where = f"branch key {records[0].branch_id}"
                 if records[0].provider != KmsKeys.provider_id:
                     why = f"it is not wrapped by KMS ({records[0].provider}); it stays as it is"

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from s3memory.core.envelope import Header
+from s3memory.core.envelope import Header, plaintext_size
 from s3memory.core.paths import MemoryPath
 from s3memory.errors import CommandError, IntegrityError, KeyUnavailable, NotFound, StorageError
 from s3memory.memory.explain import for_report
@@ -83,28 +83,18 @@ def _header(store: AdminStore, version: Version) -> Header:
 
 def history(store: AdminStore, vault: Vault, path: MemoryPath | None, pool: Pool) -> HistoryReport:
     """Every version of the file at `path` (or of everything under it, or of the whole memory)."""
-    listed = _scoped(store, vault, path)
-    report = HistoryReport()
-    # S3 lists the versions of a key newest first; times have whole seconds only, so the listing's
-    # order, not LastModified, says which version came before which.
-    rank: dict[Version, int] = {}
-    order: dict[Version, Version | None] = {}  # version -> the one before it
-    by_key: dict[str, list[Version]] = {}
-    for _, version in listed:
-        by_key.setdefault(version.key, []).append(version)
-    for versions in by_key.values():
-        newest_first = _merge(versions)
-        for n, version in enumerate(newest_first):
-            rank[version] = n
-            order[version] = newest_first[n + 1] if n + 1 < len(newest_first) else None
+    # (path, version, the version before it, its place in its file's listing: 0 is the newest)
+    items = [
+        (shown, version, versions[n + 1] if n + 1 < len(versions) else None, n)
+        for shown, versions in merged_versions(store, vault, path).items()
+        for n, version in enumerate(versions)
+    ]
 
-    def describe(item: tuple[MemoryPath, Version]) -> Change:
-        shown, version = item
+    def describe(item: tuple[MemoryPath, Version, Version | None, int]) -> Change:
+        shown, version, before, _ = item
         if version.delete_marker:
             return Change(version.last_modified, shown.display, "deleted", None, "", version.version_id, version.latest)
-        header = _header(store, version)
-        record = vault.attribution_of(shown, header)
-        before = order.get(version)
+        record = vault.attribution_of(shown, _header(store, version))
         action = "created" if before is None or before.delete_marker else "edited"
         actor = ""
         if record is not None:
@@ -113,18 +103,20 @@ def history(store: AdminStore, vault: Vault, path: MemoryPath | None, pool: Pool
                 action = f"renamed-from {record.source}"
             elif record.command in ACTIONS:
                 action = ACTIONS[record.command]
-        size = max(0, version.size - 16)
+        size = plaintext_size(version.size)
         return Change(version.last_modified, shown.display, action, size, actor, version.version_id, version.latest)
 
-    for item, future in pool.completed(describe, listed):
+    report = HistoryReport()
+    described: list[tuple[Change, int]] = []
+    for item, future in pool.completed(describe, items):
         try:
-            report.changes.append(future.result())
+            described.append((future.result(), item[3]))
         except (StorageError, KeyUnavailable, IntegrityError, CommandError) as err:
             why = f"version {item[1].version_id}: {for_report(err)}"
             report.problems.append(Problem(vault.agent_id, item[0].display, why))
-    ranks = {(v.key, v.version_id): n for v, n in rank.items()}
-    keys = {c: vault.key(vault.parse(c.path)) for c in report.changes}
-    report.changes.sort(key=lambda c: (-_stamp(c.time), ranks.get((keys[c], c.version_id), 0), c.path))
+    # Newest first; S3 times have whole seconds, so within one file the listing's order breaks ties.
+    described.sort(key=lambda pair: (-_stamp(pair[0].time), pair[1], pair[0].path))
+    report.changes = [change for change, _ in described]
     report.problems.sort()
     return report
 
@@ -161,11 +153,11 @@ def replays(store: AdminStore, vault: Vault, pool: Pool) -> list[Problem]:
 
     Every write of s3memory draws a fresh 32-byte salt, so two versions with equal salt and
     commitment are the same ciphertext: an older version put back as the current one."""
-    by_key: dict[str, list[tuple[MemoryPath, Version]]] = {}
-    for shown, version in _versions(store, vault, vault.root):
-        if not version.delete_marker:
-            by_key.setdefault(version.key, []).append((shown, version))
-    items = [pv for versions in by_key.values() if len(versions) > 1 for pv in versions]
+    per_file = {
+        shown: [v for v in versions if not v.delete_marker]
+        for shown, versions in merged_versions(store, vault, None).items()
+    }
+    items = [(shown, v) for shown, versions in per_file.items() if len(versions) > 1 for v in versions]
 
     def fingerprint(item: tuple[MemoryPath, Version]) -> tuple[bytes, bytes]:
         header = _header(store, item[1])
@@ -180,13 +172,12 @@ def replays(store: AdminStore, vault: Vault, pool: Pool) -> list[Problem]:
             problems.append(
                 Problem(vault.agent_id, item[0].display, f"version {item[1].version_id}: {for_report(err)}")
             )
-    for versions in by_key.values():
-        current = [pv for pv in versions if pv[1].latest]
-        if not current or current[0][1] not in prints:
+    for shown, versions in per_file.items():
+        latest = versions[0] if versions and versions[0].latest else None
+        if latest is None or latest not in prints:
             continue
-        shown, latest = current[0]
-        for _, older in versions:
-            if older is not latest and prints.get(older) == prints[latest]:
+        for older in versions[1:]:
+            if prints.get(older) == prints[latest]:
                 why = f"the current version repeats the ciphertext of version {older.version_id} (replayed)"
                 problems.append(Problem(vault.agent_id, shown.display, why))
                 break

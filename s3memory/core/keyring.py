@@ -142,7 +142,6 @@ class Ring:
 
     claims: dict[int, str] = field(default_factory=dict)  # generation -> claim ETag
     records: dict[str, list[BranchRecord]] = field(default_factory=dict)  # branch id -> index records
-    index_names: dict[str, list[str]] = field(default_factory=dict)  # branch id -> index entry names
 
     @classmethod
     def from_listing(cls, entries: Iterable[tuple[str, str]]) -> Ring:
@@ -155,7 +154,6 @@ class Ring:
             record = parse_index(name)
             if record is not None:
                 ring.records.setdefault(record.branch_id, []).append(record)
-                ring.index_names.setdefault(record.branch_id, []).append(name)
         return ring
 
     @property
@@ -167,9 +165,3 @@ class Ring:
         """The index records of a claimed generation (normally one; none if its writer stopped
         between the claim and the index entry, then the claim must be read)."""
         return [r for bid, rs in sorted(self.records.items()) if generation_of(bid) == generation for r in rs]
-
-    def generation_ids(self) -> dict[int, list[str]]:
-        out: dict[int, list[str]] = {}
-        for bid in sorted(self.records):
-            out.setdefault(generation_of(bid), []).append(bid)
-        return out

@@ -96,11 +96,16 @@ class Keystore:
         return [self.record(ring, generation) for generation in sorted(ring.claims)]
 
     def record(self, ring: Ring, generation: int) -> BranchRecord:
-        """The record of a claimed generation: from its index entry, or (none, or several that
-        disagree) from the claim itself, one GET; a missing index entry is then written."""
+        """The record of a claimed generation (see `entries`)."""
+        return self.entries(ring, generation)[-1]
+
+    def entries(self, ring: Ring, generation: int) -> list[BranchRecord]:
+        """The records of a claimed generation: its index entries (normally one; two for a moment
+        while a rewrap moves it), or, if it has none or they name different ids, the claim's own
+        record (one GET; a missing index entry is then written)."""
         indexed = ring.indexed(generation)
         if len({r.branch_id for r in indexed}) == 1:
-            return indexed[-1]
+            return indexed
         try:
             claim = self.store.get(self.folder + keyring.claim_name(generation))
         except NotFound:
@@ -111,7 +116,7 @@ class Keystore:
         cached = self.keys.cached_ring(self.location)
         if cached is not None and record not in cached.records.get(record.branch_id, []):
             self._add_to_cache(record)  # read the claim once, not at every command
-        return record
+        return [record]
 
     def branch(self, branch_id: str) -> BranchKey:
         """The branch key an object's header names (format 2). `IntegrityError` if the keystore has
@@ -213,10 +218,9 @@ class Keystore:
         if ring is None:  # expired meanwhile: read it again rather than forget the older keys
             self.ring(refresh=True)
             return
-        updated = Ring(dict(ring.claims), {k: list(v) for k, v in ring.records.items()}, dict(ring.index_names))
+        updated = Ring(dict(ring.claims), {k: list(v) for k, v in ring.records.items()})
         updated.claims.setdefault(record.generation, "")
         updated.records.setdefault(record.branch_id, []).append(record)
-        updated.index_names.setdefault(record.branch_id, []).append(record.index_name())
         self.keys.remember_ring(self.location, updated)
 
     def _write_index(self, record: BranchRecord) -> None:
