@@ -168,9 +168,17 @@ def atomic_moto_put(monkeypatch: pytest.MonkeyPatch) -> None:
     """
     lock = threading.Lock()
     original = S3Response.put_object
+    original_get = S3Response.get_object
 
     def put_object(self: S3Response) -> Any:
         with lock:
             return original(self)
 
+    # moto stores a new object before it sets its metadata, so a GET in between reads the new body
+    # with no metadata (an object S3 would never show); reads wait for a PUT under way, as on S3.
+    def get_object(self: S3Response) -> Any:
+        with lock:
+            return original_get(self)
+
     monkeypatch.setattr(S3Response, "put_object", put_object)
+    monkeypatch.setattr(S3Response, "get_object", get_object)
