@@ -112,6 +112,9 @@ class Settings(StorageSettings):
     actor: str | None = Field(
         None, min_length=1, max_length=128, description="who writes, recorded (encrypted) in every object written"
     )
+    names: Literal["plain", "encrypted"] = Field(
+        "plain", description="store file and directory names in clear or encrypted (see `s3memory migrate`)"
+    )
 
     @model_validator(mode="after")
     def _one_key_source(self) -> Settings:
@@ -147,7 +150,7 @@ class Settings(StorageSettings):
         return Vault(
             store, self.keys(kms_client), agent_id, self.prefix,
             keystore_store=keystore, rotation_days=self.key_rotation_days, actor=self.actor,
-            track_access=self.track_access,
+            track_access=self.track_access, names=self.names,
         )  # fmt: skip
 
     def keys(self, kms_client: KMSClient | None = None) -> Keys:

@@ -17,6 +17,7 @@ can catch either (`except FileNotFoundError`).
     │       └── AccessDenied (also PermissionError)
     ├── KeyUnavailable (code; kind)                      transient
     │   └── KeyMisconfigured                             configuration
+    │       └── NamesMismatch                            the agent's name mode is not the tool's
     └── IntegrityError                                   an object is not what we wrote
 
 `kind` is one of TRANSIENT, PERMANENT, CONFIGURATION (or COMMAND for a plain command error):
@@ -122,6 +123,14 @@ class KeyMisconfigured(KeyUnavailable):
     """The key cannot be used as configured: not found, disabled, pending deletion, or access denied."""
 
     kind: Kind = CONFIGURATION
+
+
+class NamesMismatch(KeyMisconfigured):
+    """The agent stores its file names in another mode than the tool's, or is being migrated.
+
+    `code`: `NamesEncrypted` (the agent's names are encrypted, the tool's plain), `NamesPlain`
+    (the reverse) or `NamesMigrating` (`s3memory migrate` is under way or was interrupted).
+    """
 
 
 class IntegrityError(S3MemoryError):

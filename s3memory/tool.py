@@ -27,6 +27,7 @@ from anthropic.types.beta import (
 
 from .core.guard import Guard, GuardMode, SecretGuard
 from .core.limits import DEFAULT_KEY_ROTATION_DAYS, DEFAULT_MAX_WORKERS, Limits
+from .core.names import NameMode
 from .errors import CommandError
 from .memory.engine import Memory
 from .storage.clients import SPARE_CONNECTIONS, botocore_config, client
@@ -78,6 +79,7 @@ def build_memory(
     key_rotation_days: float = DEFAULT_KEY_ROTATION_DAYS,
     actor: str | None = None,
     track_access: bool = False,
+    names: NameMode = "plain",
 ) -> tuple[Memory, ThreadPoolExecutor]:
     """The command engine and its worker pool, as the tool classes use them.
 
@@ -86,7 +88,8 @@ def build_memory(
     becomes active. `actor`: who writes (a session, user or principal id), recorded encrypted and
     authenticated in every object written, with the command (see `s3memory history`).
     `track_access`: tag each file with the day it was last used, for `prune --not-accessed-for`
-    (at most one extra request per file per day)."""
+    (at most one extra request per file per day). `names="encrypted"`: store every file and
+    directory name encrypted (the agent must be in that mode; see `s3memory migrate`)."""
     if not isinstance(keys, Keys):
         raise TypeError("keys must be KmsKeys(...) or LocalKeys(...)")
     if max_workers < 1:
@@ -97,7 +100,7 @@ def build_memory(
     keystore = ObjectStore(store.s3, keystore_bucket) if keystore_bucket else None
     vault = Vault(
         store, keys, agent_id, prefix, keystore_store=keystore, rotation_days=key_rotation_days, actor=actor,
-        track_access=track_access,
+        track_access=track_access, names=_name_mode(names),
     )  # fmt: skip
     executor = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="s3memory")
     scanner = SecretGuard(guard) if isinstance(guard, str) else guard
@@ -130,7 +133,14 @@ def settings_kwargs(settings: Settings, agent_id: str | None = None) -> dict[str
         "key_rotation_days": settings.key_rotation_days,
         "actor": settings.actor,
         "track_access": settings.track_access,
+        "names": settings.names,
     }
+
+
+def _name_mode(names: object) -> NameMode:
+    if names not in ("plain", "encrypted"):
+        raise ValueError('names must be "plain" or "encrypted"')
+    return names
 
 
 DEFINITION_FIELDS = ("allowed_callers", "defer_loading", "strict", "input_examples")
@@ -200,6 +210,7 @@ class S3MemoryTool(BetaAbstractMemoryTool):
         key_rotation_days: float = DEFAULT_KEY_ROTATION_DAYS,
         actor: str | None = None,
         track_access: bool = False,
+        names: NameMode = "plain",
         cache_control: BetaCacheControlEphemeralParam | None = None,
         allowed_callers: Sequence[str] | None = None,
         defer_loading: bool | None = None,
@@ -214,7 +225,7 @@ class S3MemoryTool(BetaAbstractMemoryTool):
             bucket=bucket, agent_id=agent_id, keys=keys, s3_client=s3_client, prefix=prefix,
             limits=limits, guard=guard, max_workers=max_workers, log_paths=log_paths,
             keystore_bucket=keystore_bucket, key_rotation_days=key_rotation_days, actor=actor,
-            track_access=track_access,
+            track_access=track_access, names=names,
         )  # fmt: skip
 
     def to_dict(self) -> BetaMemoryTool20250818Param:

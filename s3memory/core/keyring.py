@@ -10,6 +10,18 @@ with If-None-Match (create-only):
   in the object's *name*, so one LIST of the folder hands a cold process every branch key it may
   need without reading a single object.
 
+Generation 0 is the agent's **name key** (hidden names, see `core.names`): same two objects,
+same wrapping, but never active for content and never rotated.
+
+The agent's **name mode** follows the same pattern. The first one is decided by whoever creates
+generation 1 (the claim every first writer races for): a tool with encrypted names records
+`"names": "encrypted"` in that claim and, before generation 1's index entry, the empty entry
+`names.00000001.encrypted`; a plain tool records nothing (so every agent made before hidden
+names is plain). A later mode (`s3memory migrate`) is a claim `names.{seq:08d}` (seq ≥ 2,
+body: the mode) with its entry `names.{seq:08d}.{mode}`. The highest seq is in force; `to-plain`
+and `to-encrypted` mean a migration is under way. A claim without its entry (its writer stopped
+in between) is read, as a branch key claim is.
+
 The active branch key is the highest generation that has a claim. A branch key is secret only
 in its wrapped form; the wrap (KMS with the encryption context {agent, branch id}, or AES-GCM
 under a local master key with the same binding) is what authenticates it.
@@ -36,6 +48,37 @@ _BRANCH_ID = re.compile(r"([0-9]{8})-[0-9a-f]{16}")
 _CLAIM = re.compile(r"[0-9]{8}")
 _INDEX = re.compile(r"([0-9]{8}-[0-9a-f]{16})\.(0|[1-9][0-9]{0,18})\.([a-z0-9-]{1,64})\.([A-Za-z0-9_-]+)")
 _PROVIDER = re.compile(r"[a-z0-9-]{1,64}")
+_NAMES = re.compile(r"names\.([0-9]{8})\.(plain|encrypted|to-plain|to-encrypted)")
+_NAMES_CLAIM = re.compile(r"names\.([0-9]{8})")
+NAME_KEY_GENERATION = 0
+NAME_STATES = ("plain", "encrypted", "to-plain", "to-encrypted")
+
+
+def new_name_key_id() -> str:
+    """The id of an agent's name key: generation 0, never active for content."""
+    return f"{NAME_KEY_GENERATION:08d}-{secrets.token_hex(8)}"
+
+
+def names_entry(seq: int, state: str) -> str:
+    """The keystore entry that says name mode `seq` is `state` (the highest `seq` is in force)."""
+    if not 1 <= seq <= MAX_GENERATION or state not in NAME_STATES:
+        raise ValueError("name mode entry out of range")
+    return f"names.{seq:08d}.{state}"
+
+
+def names_claim(seq: int) -> str:
+    """The create-only claim of name mode `seq` (2 and up; mode 1 is claimed with generation 1)."""
+    if not 2 <= seq <= MAX_GENERATION:
+        raise ValueError("name mode claim out of range")
+    return f"names.{seq:08d}"
+
+
+def parse_names_claim(body: bytes) -> str:
+    """The mode a name mode claim holds; `IntegrityError` for anything else."""
+    state = body.decode("ascii", "replace")
+    if state not in NAME_STATES:
+        raise IntegrityError()
+    return state
 
 
 def new_branch_id(generation: int) -> str:
@@ -61,10 +104,14 @@ class BranchRecord:
     created: int  # epoch seconds; when rotation is due counts from it
     provider: str
     wrapped: bytes
+    # "encrypted" in a generation-1 claim written by a tool with encrypted names (claims only;
+    # index entries do not carry it, see the module doc).
+    names: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
         if (
-            _BRANCH_ID.fullmatch(self.branch_id) is None
+            self.names not in ("", "encrypted")
+            or _BRANCH_ID.fullmatch(self.branch_id) is None
             or _PROVIDER.fullmatch(self.provider) is None
             or not 0 < len(self.wrapped) <= MAX_WRAPPED_BYTES
             or not 0 <= self.created < 2**63
@@ -90,6 +137,8 @@ class BranchRecord:
             "provider": self.provider,
             "wrapped": base64.b64encode(self.wrapped).decode("ascii"),
         }
+        if self.names:
+            record["names"] = self.names
         return json.dumps(record, separators=(",", ":"), sort_keys=True).encode("ascii")
 
     def due(self, now: float, rotation_seconds: float) -> bool:
@@ -98,7 +147,7 @@ class BranchRecord:
 
 
 def claim_name(generation: int) -> str:
-    if not 1 <= generation <= MAX_GENERATION:
+    if not 0 <= generation <= MAX_GENERATION:
         raise ValueError("branch key generation out of range")
     return f"{generation:0{GENERATION_DIGITS}d}"
 
@@ -126,7 +175,11 @@ def parse_claim(body: bytes, generation: int) -> BranchRecord:
     try:
         record = json.loads(body.decode("ascii"))
         parsed = BranchRecord(
-            record["id"], record["created"], record["provider"], base64.b64decode(record["wrapped"], validate=True)
+            record["id"],
+            record["created"],
+            record["provider"],
+            base64.b64decode(record["wrapped"], validate=True),
+            record.get("names", ""),
         )
     except (ValueError, KeyError, TypeError, UnicodeError, binascii.Error):
         raise IntegrityError() from None
@@ -140,21 +193,60 @@ class Ring:
     """What one listing of a keystore folder says: the claimed generations (with their ETags)
     and the records of the index entries, by branch id."""
 
-    claims: dict[int, str] = field(default_factory=dict)  # generation -> claim ETag
+    claims: dict[int, str] = field(default_factory=dict)  # generation -> claim ETag (name key excluded)
     records: dict[str, list[BranchRecord]] = field(default_factory=dict)  # branch id -> index records
+    name_claimed: bool = False  # the name key (generation 0) has a claim
+    modes: dict[int, set[str]] = field(default_factory=dict)  # name mode entries: seq -> states
+    mode_claims: set[int] = field(default_factory=set)  # seqs (2 and up) with a name mode claim
 
     @classmethod
     def from_listing(cls, entries: Iterable[tuple[str, str]]) -> Ring:
         """`entries`: (name relative to the keystore folder, ETag) of every object in it."""
         ring = cls()
         for name, etag in entries:
-            if _CLAIM.fullmatch(name) and name != "00000000":
-                ring.claims[int(name)] = etag
+            if _CLAIM.fullmatch(name):
+                if int(name) == NAME_KEY_GENERATION:
+                    ring.name_claimed = True
+                else:
+                    ring.claims[int(name)] = etag
+                continue
+            mode = _NAMES.fullmatch(name)
+            if mode is not None:
+                ring.modes.setdefault(int(mode.group(1)), set()).add(mode.group(2))
+                continue
+            mode_claim = _NAMES_CLAIM.fullmatch(name)
+            if mode_claim is not None and int(mode_claim.group(1)) >= 2:
+                ring.mode_claims.add(int(mode_claim.group(1)))
                 continue
             record = parse_index(name)
             if record is not None:
                 ring.records.setdefault(record.branch_id, []).append(record)
         return ring
+
+    @property
+    def names_state(self) -> tuple[int, str] | None:
+        """(seq, mode) of the name mode in force, as far as the listing tells; None: no mode
+        recorded (plain, unless generation 1 is claimed without an index entry: read its claim).
+        The mode is "" when the claim of that seq has no single entry: read the claim."""
+        seqs = set(self.mode_claims)
+        if "encrypted" in self.modes.get(1, ()):
+            seqs.add(1)
+        if not seqs:
+            return None
+        seq = max(seqs)
+        if seq == 1:
+            return 1, "encrypted"
+        states = self.modes.get(seq, set())
+        return seq, next(iter(states)) if len(states) == 1 else ""
+
+    def copy(self) -> Ring:
+        return Ring(
+            dict(self.claims),
+            {k: list(v) for k, v in self.records.items()},
+            self.name_claimed,
+            {k: set(v) for k, v in self.modes.items()},
+            set(self.mode_claims),
+        )
 
     @property
     def active_generation(self) -> int:

@@ -272,6 +272,13 @@ def keys_misconfigured(code: str) -> str:
     )
 
 
+def names_mismatch(code: str) -> str:
+    return (
+        f"Error: This memory stores its file names in another way than this tool is set up for ({code}); "
+        "nothing was changed. An operator must fix the configuration."
+    )
+
+
 def keys_unavailable(code: str) -> str:
     return f"Error: The encryption key service is unavailable right now ({code}); nothing was changed. Try again."
 

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 from s3memory.errors import InvalidPath
 
+from .names import encoded_segment_bytes
+
 ROOT = "/memories"
 MAX_KEY_BYTES = 1024
 MAX_SEGMENT_BYTES = 255
@@ -120,10 +122,11 @@ def _invalid(raw: str, reason: str) -> InvalidPath:
     return InvalidPath(f"Error: Invalid path {escape_for_display(raw)}: {reason}")
 
 
-def parse(raw: object, *, key_root: str = "", reserved_ok: bool = False) -> MemoryPath:
+def parse(raw: object, *, key_root: str = "", reserved_ok: bool = False, encrypted_names: bool = False) -> MemoryPath:
     """Validate `raw` segment by segment; raise `InvalidPath` with the spec's message.
 
-    `key_root` is `{prefix}{agent_id}/`, used to enforce S3's 1,024-byte key limit.
+    `key_root` is `{prefix}{agent_id}/`, used to enforce S3's 1,024-byte key limit, counting
+    what encrypting the names adds (`encrypted_names`) as the stored key will have it.
     """
     if not isinstance(raw, str):
         raise InvalidPath(f"Error: Invalid path {escape_for_display(repr(raw))}: it must be a string")
@@ -155,7 +158,7 @@ def parse(raw: object, *, key_root: str = "", reserved_ok: bool = False) -> Memo
     if segments[0] == RESERVED_SEGMENT and not reserved_ok:
         raise _invalid(raw, f"the name {RESERVED_SEGMENT} is reserved")
     path = MemoryPath(segments)
-    if len(object_key(key_root, path).encode("utf-8")) > MAX_KEY_BYTES:
+    if key_bytes(key_root, path, encrypted_names=encrypted_names) > MAX_KEY_BYTES:
         raise _invalid(raw, f"it is too long to store (keys are limited to {MAX_KEY_BYTES:,} bytes)")
     return path
 
@@ -166,6 +169,14 @@ def parse(raw: object, *, key_root: str = "", reserved_ok: bool = False) -> Memo
 def agent_root(prefix: str, agent_id: str) -> str:
     """`{prefix}{agent_id}/`: every key of the agent starts with this, and no other agent's does."""
     return f"{prefix}{agent_id}/"
+
+
+def key_bytes(key_root: str, path: MemoryPath, *, encrypted_names: bool = False) -> int:
+    """The UTF-8 length of the S3 key of a file at `path` (computed without the name key)."""
+    if not encrypted_names or path.segments[:1] == (RESERVED_SEGMENT,):
+        return len(object_key(key_root, path).encode("utf-8"))
+    names = sum(encoded_segment_bytes(len(s.encode("utf-8"))) for s in path.segments)
+    return len(key_root.encode("utf-8")) + names + max(len(path.segments) - 1, 0)
 
 
 def object_key(key_root: str, path: MemoryPath) -> str:

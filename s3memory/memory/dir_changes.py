@@ -102,9 +102,8 @@ class DirectoryChanges:
     # -- entry points --
     def rename_dir(self, src: MemoryPath, dst: MemoryPath, listing: Sequence[ObjectInfo]) -> None:
         intent = Intent("rename", src, dst, self._items(src, listing))
-        for rel, _ in intent.items:  # every new key must be storable before anything is written
-            if _is_file_key(rel):
-                self.vault.space.parse(dst.join(rel).display)
+        for source in self._sources(intent):  # every new key must be storable before anything is written
+            self.vault.space.parse(source.rebase(src, dst).display)
         claim = self._claim(intent)
         outcome = self._apply(intent)
         if intent.items and not outcome.found and self._still_ours(claim):
@@ -168,7 +167,7 @@ class DirectoryChanges:
 
     def _claim(self, intent: Intent) -> Claim:
         """Create the intent record; if another operation holds the name, complete it first."""
-        name = record_name(intent.src)
+        name = record_name(self.vault.space, intent.src)
         record = INTENTS.child(name)
         text = intent.to_json()
         for _ in range(_CLAIM_ATTEMPTS):
@@ -212,10 +211,9 @@ class DirectoryChanges:
             return _Outcome(found=len(intent.items), refused=refused)
         assert intent.dst is not None
         dst = intent.dst
-        files = [(rel, etag) for rel, etag in intent.items if _is_file_key(rel)]
         # Zero-byte "folder" markers (keys ending in "/") hold nothing: they are dropped with the sources.
         markers = [(src_prefix + rel, etag) for rel, etag in intent.items if rel.endswith("/")]
-        moves = [(intent.src.join(rel), dst.join(rel)) for rel, _ in files]
+        moves = [(source, source.rebase(intent.src, dst)) for source in self._sources(intent)]
         results = run_all(self.executor, lambda m: self._ensure_copied(*m), moves)
         outcome = _Outcome(found=len(markers))
         deletable = list(markers)
@@ -230,6 +228,16 @@ class DirectoryChanges:
                 outcome.refused.append(etag)
         outcome.refused += self.delete_keys(deletable)
         return outcome
+
+    def _sources(self, intent: Intent) -> list[MemoryPath]:
+        """The files an intent lists, by path (keys that are not a file of this agent are skipped)."""
+        found: list[MemoryPath] = []
+        for rel, _ in intent.items:
+            if _is_file_key(rel):
+                names = self.vault.space.below(intent.src, tuple(rel.split("/")))
+                if names is not None:
+                    found.append(MemoryPath(intent.src.segments + names))
+        return found
 
     def delete_keys(self, items: list[tuple[str, str]]) -> list[str]:
         """Delete (key, ETag) pairs; a key changed since (412) is kept, as is any newer version.

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor, Future, wait
 from contextlib import contextmanager
 from typing import Any, ParamSpec, TypeVar
@@ -95,7 +95,7 @@ class Memory:
             observe.attach(client)
         self.executor = executor
         self.limits = limits
-        self.lister = Lister(vault.store, executor)
+        self.lister = Lister(vault.store, executor, vault.space)
         self.policy = WritePolicy(limits, guard, self.lister, vault.space)
         self.changes = DirectoryChanges(vault, executor)
         self.placement = Placement(vault, executor)
@@ -113,6 +113,11 @@ class Memory:
             if partial and isinstance(err, StorageError) and not isinstance(err, AccessDenied):
                 self.recovery.due()  # the next command completes the change
             raise explain.as_command_error(err, display, partial=partial) from None
+
+    def _parse(self, raw: object) -> MemoryPath:
+        """`vault.parse`; an operator's tool ("auto" names) may read the agent's name mode for it."""
+        with self._failures(ROOT):
+            return self.vault.parse(raw)
 
     def _begin(self, *touched: MemoryPath, subtree: bool = False) -> None:
         self.recovery.ensure(*touched, subtree=subtree)
@@ -141,7 +146,7 @@ class Memory:
     @detached
     def look(self, raw_path: object) -> tuple[MemoryPath, str | list[Entry]]:
         """The file's text at `raw_path`, or the entries of the directory there (see `Looker`)."""
-        path = self.vault.parse(raw_path)
+        path = self._parse(raw_path)
         with self._failures(path.display):
             if not path.is_root:
                 self._begin(path)
@@ -150,7 +155,7 @@ class Memory:
     # -- create --
     @detached
     def create(self, raw_path: object, file_text: object) -> str:
-        path = self.vault.parse(raw_path)
+        path = self._parse(raw_path)
         text = require_str(file_text, "file_text")
         if path.is_root:
             raise CommandError(fmt.already_exists(path.display))
@@ -172,7 +177,7 @@ class Memory:
 
     @detached
     def str_replace(self, raw_path: object, old_str: object, new_str: object) -> str:
-        path = self.vault.parse(raw_path)
+        path = self._parse(raw_path)
         old = require_str(old_str, "old_str")
         new = require_str(new_str, "new_str")
 
@@ -184,7 +189,7 @@ class Memory:
 
     @detached
     def insert(self, raw_path: object, insert_line: object, insert_text: object) -> str:
-        path = self.vault.parse(raw_path)
+        path = self._parse(raw_path)
         new = require_str(insert_text, "insert_text")
 
         def change(text: str) -> tuple[str, Callable[[str], str]]:
@@ -195,7 +200,7 @@ class Memory:
     # -- delete --
     @detached
     def delete(self, raw_path: object) -> str:
-        path = self.vault.parse(raw_path)
+        path = self._parse(raw_path)
         if path.is_root:
             raise CommandError(fmt.cannot_delete_root())
         with self._failures(path.display):
@@ -217,8 +222,8 @@ class Memory:
     # -- rename --
     @detached
     def rename(self, raw_old: object, raw_new: object) -> str:
-        old = self.vault.parse(raw_old)
-        new = self.vault.parse(raw_new)
+        old = self._parse(raw_old)
+        new = self._parse(raw_new)
         if old.is_root:
             raise CommandError(fmt.cannot_rename_root())
         with self._failures(old.display):
@@ -246,12 +251,18 @@ class Memory:
                 move_file(self.vault, old, new, self.policy.guard.scan(text, new.display), etag)
                 self.placement.remember(new.ancestors())
                 return fmt.renamed(old.display, new.display)
-            start = len(self.vault.dir_prefix(old))
-            self.policy.names(new.join(obj.key[start:]) for obj in listing)  # every key the rename creates
+            self.policy.names(self._renamed(old, new, listing))  # every key the rename creates
         self.placement.forget()
         with self._failures(old.display, partial=True):
             self.changes.rename_dir(old, new, listing)
         return fmt.renamed(old.display, new.display)
+
+    def _renamed(self, old: MemoryPath, new: MemoryPath, listing: Sequence[ObjectInfo]) -> Iterator[MemoryPath]:
+        """The new path of every file a directory rename moves."""
+        for obj in listing:
+            path = self.vault.path_of(obj.key)
+            if path is not None and path.is_within(old):
+                yield path.rebase(old, new)
 
     def _placed(self, new: MemoryPath, running: Future[tuple[str, str]]) -> CommandError | None:
         """The destination check of a rename (its refusal, if any), made while `running` runs."""

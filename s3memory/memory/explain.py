@@ -20,6 +20,7 @@ from s3memory.errors import (
     IntegrityError,
     KeyMisconfigured,
     KeyUnavailable,
+    NamesMismatch,
     S3MemoryError,
     StorageError,
     StorageMisconfigured,
@@ -50,6 +51,8 @@ def for_model(err: S3MemoryError, display: str, *, partial: bool = False) -> str
         return err.message
     if isinstance(err, IntegrityError):
         return fmt.integrity_failed(display)
+    if isinstance(err, NamesMismatch):
+        return fmt.names_mismatch(err.code)
     if isinstance(err, KeyMisconfigured):
         return fmt.keys_misconfigured(err.code)
     if isinstance(err, KeyUnavailable):
@@ -81,9 +84,21 @@ def for_cli(err: S3MemoryError) -> str:
         return f"S3 refused access ({err.operation or 'request'}: {err.code}); check the IAM policy for this prefix"
     if isinstance(err, StorageError):
         return f"S3 {err.operation or 'request'} failed ({err.code})"
+    if isinstance(err, NamesMismatch):
+        return NAMES_ADVICE.get(err.code, err.code)
     if isinstance(err, KeyUnavailable):
         return f"the key service is unavailable ({err.code})"
     return str(err)
+
+
+NAMES_ADVICE = {
+    "NamesEncrypted": 'this agent stores encrypted file names: set S3MEMORY_NAMES=encrypted (names="encrypted"), '
+    "or convert it with `s3memory migrate --agent ID --names plain`",
+    "NamesPlain": "this agent stores plain file names: set S3MEMORY_NAMES=plain (the default), "
+    "or convert it with `s3memory migrate --agent ID --names encrypted`",
+    "NamesMigrating": "this agent's file names are being migrated; run `s3memory migrate --agent ID --names MODE` "
+    "again to finish (it resumes where it stopped)",
+}
 
 
 def for_report(err: BaseException) -> str:

@@ -9,18 +9,19 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from hashlib import sha256
 
 from s3memory.core.paths import RESERVED_SEGMENT, MemoryPath
 from s3memory.errors import IntegrityError, NotFound
+from s3memory.storage.keyspace import AgentKeyspace
 from s3memory.storage.vault import Vault
 
 INTENTS = MemoryPath((RESERVED_SEGMENT, "intents"))
 
 
-def record_name(src: MemoryPath) -> str:
-    """The intent record's name for operations on directory `src` (fixed length, whatever the path)."""
-    return sha256(b"s3memory intent\0" + src.display.encode("utf-8")).hexdigest()[:32]
+def record_name(space: AgentKeyspace, src: MemoryPath) -> str:
+    """The intent record's name for operations on directory `src` (fixed length, whatever the
+    path; a keyed hash for an agent with encrypted names, so the name does not tell the path)."""
+    return space.keyed_name("intent", src.display)
 
 
 @dataclass(frozen=True)

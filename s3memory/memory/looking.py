@@ -33,14 +33,14 @@ class Looker:
         if path.is_root:
             return self._root_entries()
         if self._looks_like_dir(raw_path, path):
-            entries = self.lister.entries(self.vault.dir_prefix(path))
+            entries = self.lister.entries(self.vault.dir_prefix(path), path)
             if entries is not None:
                 return self._seen(path, entries)
             return self._read(path)
         try:
             return self.vault.read(path)[0]
         except NotFound:
-            entries = self.lister.entries(self.vault.dir_prefix(path))
+            entries = self.lister.entries(self.vault.dir_prefix(path), path)
             if entries is None:
                 raise CommandError(fmt.does_not_exist_view(path.display)) from None
             return self._seen(path, entries)

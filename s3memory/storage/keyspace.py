@@ -6,20 +6,33 @@ prefix, a key's path, whether a key is bookkeeping), so no command re-derives it
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from s3memory.core import paths
 from s3memory.core.keyring import KEYSTORE_FOLDER
+from s3memory.core.names import PLAIN, NameCodec
 from s3memory.core.paths import RESERVED_SEGMENT, MemoryPath
 from s3memory.errors import CommandError
 
 
+def _plain() -> NameCodec:
+    return PLAIN
+
+
 @dataclass(frozen=True)
 class AgentKeyspace:
-    """The key layout of one agent. Validates the prefix and agent id when built."""
+    """The key layout of one agent. Validates the prefix and agent id when built.
+
+    `names` hands the codec of the agent's name mode (plain, or encrypted with its name key),
+    resolved when first needed; `encrypted` says up front which it will be (None: ask `names`).
+    Bookkeeping paths (`.s3memory/...`) are never encoded.
+    """
 
     prefix: str
     agent_id: str
+    names: Callable[[], NameCodec] = field(default=_plain, compare=False)
+    encrypted: bool | None = field(default=False, compare=False)
 
     def __post_init__(self) -> None:
         paths.validate_prefix(self.prefix)
@@ -44,18 +57,42 @@ class AgentKeyspace:
         return key.startswith(self.keystore_prefix)
 
     def parse(self, raw: object, *, reserved_ok: bool = False) -> MemoryPath:
-        """Validate a path the model (or a local file) names, including the key-length limit."""
-        return paths.parse(raw, key_root=self.root, reserved_ok=reserved_ok)
+        """Validate a path the model (or a local file) names, including the key-length limit
+        (which counts what encrypting the names adds)."""
+        encrypted = self.encrypted
+        if encrypted is None and isinstance(raw, str) and raw.startswith(paths.ROOT):
+            encrypted = self.names().encrypted
+        return paths.parse(raw, key_root=self.root, reserved_ok=reserved_ok, encrypted_names=bool(encrypted))
+
+    def _stored(self, path: MemoryPath) -> MemoryPath:
+        if path.is_root or path.segments[0] == RESERVED_SEGMENT:
+            return path
+        return MemoryPath(self.names().encode(path.segments))
 
     def key(self, path: MemoryPath) -> str:
-        return paths.object_key(self.root, path)
+        return paths.object_key(self.root, self._stored(path))
 
     def dir_prefix(self, path: MemoryPath) -> str:
-        return paths.dir_prefix(self.root, path)
+        return paths.dir_prefix(self.root, self._stored(path))
 
     def path_of(self, key: str) -> MemoryPath | None:
-        """The memory path a key stands for; None for keys no valid path maps to."""
-        return paths.path_of_key(self.root, key)
+        """The memory path a key stands for; None for keys no valid path maps to (in the
+        encrypted mode also: a segment that fails authentication)."""
+        stored = paths.path_of_key(self.root, key)
+        if stored is None or stored.segments[0] == RESERVED_SEGMENT:
+            return stored
+        names = self.names().decode(stored.segments)
+        return None if names is None else MemoryPath(names)
+
+    def below(self, directory: MemoryPath, tokens: tuple[str, ...]) -> tuple[str, ...] | None:
+        """The names of key segments `tokens` found below `directory` (None: not ours)."""
+        if (directory.segments or tokens)[:1] == (RESERVED_SEGMENT,):
+            return tokens  # bookkeeping: stored as named
+        return self.names().decode(tokens, directory.segments)
+
+    def keyed_name(self, label: str, text: str) -> str:
+        """A fixed-length name for bookkeeping about `text` (keyed in the encrypted mode)."""
+        return self.names().keyed_name(label, text)
 
     def memory_path(self, key: str) -> MemoryPath:
         """The validated memory path of a stored key (bookkeeping paths allowed); `CommandError` otherwise."""

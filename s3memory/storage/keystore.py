@@ -49,6 +49,8 @@ class Keystore:
         *,
         rotation_days: float = DEFAULT_KEY_ROTATION_DAYS,
         clock: Callable[[], float] = time.time,
+        before_write: Callable[[Ring], None] | None = None,
+        names_on_create: str = "",
     ) -> None:
         if rotation_days <= 0:
             raise ValueError("rotation_days must be positive")
@@ -61,6 +63,10 @@ class Keystore:
         self._clock = clock
         self._rotation_failed_at: float | None = None
         self._create_lock = threading.Lock()
+        # Told the ring before a write uses the active key (the vault checks the name mode there).
+        self._before_write = before_write
+        # "encrypted": generation 1, if this tool creates it, starts the agent with encrypted names.
+        self.names_on_create = names_on_create
 
     # -- reading --
     def ring(self, *, refresh: bool = False) -> Ring:
@@ -112,6 +118,8 @@ class Keystore:
             raise IntegrityError() from None
         record = keyring.parse_claim(claim.body, generation)
         if not indexed:
+            if record.names:  # its writer stopped before the mode entry, which must precede the index entry
+                self._write_mode_entry(1, record.names, required=True)
             self._write_index(record)
         cached = self.keys.cached_ring(self.location)
         if cached is not None and record not in cached.records.get(record.branch_id, []):
@@ -122,6 +130,8 @@ class Keystore:
         """The branch key an object's header names (format 2). `IntegrityError` if the keystore has
         no such key (shredded, retired, or the header is not ours)."""
         generation = keyring.generation_of(branch_id)
+        if generation == keyring.NAME_KEY_GENERATION:
+            raise IntegrityError()  # the name key never seals content
         ring = self.ring()
         if branch_id not in ring.records and generation not in ring.claims:
             ring = self.ring(refresh=True)  # perhaps newer than what this process has seen
@@ -148,14 +158,20 @@ class Keystore:
     def active(self) -> BranchKey:
         """The branch key new objects are sealed under: created on the agent's first write, and
         replaced by a new generation when the rotation period has passed."""
-        record = self._usable(self.ring())
+        ring = self.ring()
+        if self._before_write is not None:
+            self._before_write(ring)
+        record = self._usable(ring)
         if record is not None and not self._due(record):
             return self._key(record)
         with self._create_lock:  # threads of this tool create (or rotate to) one key, not one each
             ring = self.ring()
             record = self._usable(ring)
             if record is None:
-                return self._key(self._create(1)[0])
+                record, created = self._create(1)
+                if not created and self._before_write is not None:
+                    self._before_write(self.ring())  # another tool started the agent: perhaps in the other mode
+                return self._key(record)
             if self._due(record):
                 try:
                     record = self._create(ring.active_generation + 1)[0]
@@ -192,23 +208,90 @@ class Keystore:
         failed = self._rotation_failed_at
         return failed is None or time.monotonic() - failed >= ROTATION_RETRY_SECONDS
 
+    # -- hidden names --
+    def name_key(self) -> BranchKey:
+        """The agent's name key (generation 0), created on first use; never rotated."""
+        ring = self.ring()
+        if not ring.name_claimed:
+            with self._create_lock:
+                ring = self.ring()
+                if not ring.name_claimed:
+                    return self._key(self._create(keyring.NAME_KEY_GENERATION)[0])
+        return self._key(self.record(ring, keyring.NAME_KEY_GENERATION))
+
+    def names_state(self, ring: Ring) -> tuple[int, str] | None:
+        """(seq, mode) of the agent's name mode; None: no mode recorded (plain, or a new agent).
+        Reads a claim only when its writer stopped before its entry (see `core.keyring`)."""
+        state = ring.names_state
+        if state is None:
+            if 1 in ring.claims and not ring.indexed(1):
+                record = self.record(ring, 1)  # reads the claim (and writes the entries it lacks)
+                return (1, record.names) if record.names else None
+            return None
+        seq, mode = state
+        if mode:
+            return state
+        try:
+            mode = keyring.parse_names_claim(self.store.get(self.folder + keyring.names_claim(seq)).body)
+        except NotFound:
+            raise IntegrityError() from None
+        self._write_mode_entry(seq, mode)
+        return seq, mode
+
+    def claim_names(self, seq: int, state: str) -> tuple[int, str]:
+        """Put name mode `state` in force as mode `seq` (2 and up: a create-only claim, then its
+        entry); returns the (seq, mode) in force afterwards: ours, or a concurrent writer's."""
+        try:
+            self.store.put(self.folder + keyring.names_claim(seq), state.encode("ascii"), {}, if_none_match=True)
+        except PreconditionFailed:
+            in_force = self.names_state(self.ring(refresh=True))
+            if in_force is None:  # the claim that refused us is gone again (a shred)
+                raise KeyUnavailable("KeystoreChanged") from None
+            return in_force
+        self._write_mode_entry(seq, state)
+        return seq, state
+
+    def _write_mode_entry(self, seq: int, state: str, *, required: bool = False) -> None:
+        """The entry that lets one LIST tell mode `seq`; `required` for mode 1, whose claim is
+        generation 1's (a failure then stops the write before generation 1's index entry)."""
+        try:
+            self.store.put(self.folder + keyring.names_entry(seq, state), b"", {}, if_none_match=True)
+        except PreconditionFailed:
+            pass  # already there
+        except StorageError as err:
+            if required:
+                raise
+            log.warning("s3memory: could not write a name mode entry (%s); readers read its claim", err.code)
+            return
+        ring = self.keys.cached_ring(self.location)
+        if ring is not None:
+            updated = ring.copy()
+            updated.modes.setdefault(seq, set()).add(state)
+            if seq >= 2:
+                updated.mode_claims.add(seq)
+            self.keys.remember_ring(self.location, updated)
+
     def _key(self, record: BranchRecord) -> BranchKey:
         cached = self.keys.cached_ring(self.location)
         return self._unwrap_first((cached.records.get(record.branch_id) if cached else None) or [record])
 
     def _create(self, generation: int) -> tuple[BranchRecord, bool]:
         """Create generation `generation` (True), or adopt it if another process claimed it first (False)."""
-        branch_id = keyring.new_branch_id(generation)
+        name_key = generation == keyring.NAME_KEY_GENERATION
+        branch_id = keyring.new_name_key_id() if name_key else keyring.new_branch_id(generation)
         plaintext, wrapped = self.keys.new_branch_key(self.agent_id, branch_id)
-        record = BranchRecord(branch_id, int(self._clock()), self.keys.provider_id, wrapped)
+        names = self.names_on_create if generation == 1 else ""
+        record = BranchRecord(branch_id, int(self._clock()), self.keys.provider_id, wrapped, names)
         try:
             self.store.put(self.folder + record.claim_name(), record.claim_body(), {}, if_none_match=True)
         except PreconditionFailed:
             ring = self.ring(refresh=True)
-            if ring.active_generation < generation:  # the claim that refused us is gone again (a shred)
+            if (not ring.name_claimed) if name_key else ring.active_generation < generation:  # gone again (a shred)
                 raise KeyUnavailable("KeystoreChanged") from None
             return self.record(ring, generation), False
         self.keys.remember_branch_key(self.agent_id, record, plaintext)
+        if record.names:
+            self._write_mode_entry(1, record.names, required=True)
         self._write_index(record)
         self._add_to_cache(record)
         return record, True
@@ -218,8 +301,11 @@ class Keystore:
         if ring is None:  # expired meanwhile: read it again rather than forget the older keys
             self.ring(refresh=True)
             return
-        updated = Ring(dict(ring.claims), {k: list(v) for k, v in ring.records.items()})
-        updated.claims.setdefault(record.generation, "")
+        updated = ring.copy()
+        if record.generation == keyring.NAME_KEY_GENERATION:
+            updated.name_claimed = True
+        else:
+            updated.claims.setdefault(record.generation, "")
         updated.records.setdefault(record.branch_id, []).append(record)
         self.keys.remember_ring(self.location, updated)
 

@@ -7,6 +7,10 @@ sort before the first page's last key is already complete in that page and is no
 again. So an agent with 100,000 objects costs at most 2 + (top-level directories shown)
 requests (plus a page per further 1,000 entries of one level), not 100, and one just over
 1,000 objects usually a handful.
+
+Everything here works on the stored key segments (S3's order decides what a page holds); they
+become names (decrypted, for an agent with encrypted names) only at the end, so the hidden and
+`node_modules` rules and the order of the view apply to the names the model gave.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from concurrent.futures import Executor
 
 from s3memory.core import tree
 from s3memory.core.envelope import plaintext_size
+from s3memory.core.paths import MemoryPath
 from s3memory.core.tree import Entry
 
 from .concurrency import run_all
@@ -55,24 +60,53 @@ def complete_before(dir_prefix: str, last_key: str) -> bool:
     return last_key > dir_prefix and not last_key.startswith(dir_prefix)
 
 
+ROOT = MemoryPath()
+
+
 class Lister:
-    def __init__(self, store: ObjectStore, executor: Executor) -> None:
+    """`space`: the agent whose directories are listed (None: names are stored as they are)."""
+
+    def __init__(self, store: ObjectStore, executor: Executor, space: AgentKeyspace | None = None) -> None:
         self.store = store
         self.executor = executor
+        self.space = space
 
-    def entries(self, prefix: str) -> list[Entry] | None:
-        """The `view` entries below `prefix`, or None if no key starts with it."""
+    def entries(self, prefix: str, directory: MemoryPath = ROOT) -> list[Entry] | None:
+        """The `view` entries below `prefix` (the keys of `directory`), or None if no key starts with it."""
         page, token = self.store.list_page(prefix)
-        return self.entries_from(prefix, page, token)
+        return self.entries_from(prefix, page, token, directory)
 
-    def entries_from(self, prefix: str, page: Page, token: str | None) -> list[Entry] | None:
+    def entries_from(
+        self, prefix: str, page: Page, token: str | None, directory: MemoryPath = ROOT
+    ) -> list[Entry] | None:
         """`entries`, given the first plain listing page of `prefix` (already fetched)."""
         if not page.objects and token is None:
             return None
         files, dirs = _fold(prefix, page.objects)
-        if token is None:
-            return tree.entries(files, dirs)
-        return self._by_level(prefix, files, dirs, page.objects[-1].key if page.objects else "")
+        if token is not None:
+            files, dirs = self._by_level(prefix, directory, files, dirs, page.objects[-1].key if page.objects else "")
+        return tree.entries(*self._names(directory, files, dirs))
+
+    def _names(self, directory: MemoryPath, files: Files, dirs: Dirs) -> tuple[Files, Dirs]:
+        """Stored segments → names; a key that does not decode (not written by this agent's
+        name key) is left out, as a key no memory path maps to is."""
+        if self.space is None or self.space.encrypted is False:
+            return files, dirs
+        named_files: Files = []
+        named_dirs: Dirs = []
+        for segs, size in files:
+            names = self.space.below(directory, segs)
+            if names is not None:
+                named_files.append((names, size))
+        for segs in dirs:
+            names = self.space.below(directory, segs)
+            if names is not None:
+                named_dirs.append(names)
+        return named_files, named_dirs
+
+    def _shown(self, directory: MemoryPath, token: str) -> bool:
+        names = (token,) if self.space is None else self.space.below(directory, (token,))
+        return names is not None and tree.is_shown(names[0])
 
     def _level(self, prefix: str, base: tuple[str, ...]) -> tuple[Files, Dirs]:
         """One directory level below `prefix` (`Delimiter="/"`, every page), as paths below `base`."""
@@ -89,10 +123,12 @@ class Lister:
                     dirs.append((*base, name))
         return files, dirs
 
-    def _by_level(self, prefix: str, first_files: Files, first_dirs: Dirs, last_key: str) -> list[Entry]:
+    def _by_level(
+        self, prefix: str, directory: MemoryPath, first_files: Files, first_dirs: Dirs, last_key: str
+    ) -> tuple[Files, Dirs]:
         """Top level by delimiter; each shown subdirectory from the first page if complete there, else listed."""
         files, dirs = self._level(prefix, ())
-        shown = [d for d in dirs if tree.is_shown(d[0])]
+        shown = [d for d in dirs if self._shown(directory, d[0])]
         done = {d[0] for d in shown if last_key and complete_before(prefix + d[0] + "/", last_key)}
         files.extend(f for f in first_files if len(f[0]) > 1 and f[0][0] in done)
         dirs.extend(d for d in first_dirs if len(d) > 1 and d[0] in done)
@@ -100,7 +136,7 @@ class Lister:
         for sub_files, sub_dirs in run_all(self.executor, lambda d: self._level(prefix + d[0] + "/", d), pending):
             files.extend(sub_files)
             dirs.extend(sub_dirs)
-        return tree.entries(files, dirs)
+        return files, dirs
 
     def usage(self, space: AgentKeyspace, *, names: bool = False) -> tuple[int, int]:
         """(plaintext bytes, files) stored for an agent, bookkeeping objects excluded. With `names`,
@@ -110,6 +146,14 @@ class Lister:
             for obj in page.objects:
                 if not space.is_bookkeeping(obj.key):
                     total += plaintext_size(obj.size)
-                    total += len(obj.key[len(space.root) :].encode("utf-8")) if names else 0
+                    total += self._name_bytes(space, obj.key) if names else 0
                     count += 1
         return total, count
+
+    @staticmethod
+    def _name_bytes(space: AgentKeyspace, key: str) -> int:
+        """The path's UTF-8 length below the agent, as the model named it (not as stored)."""
+        if space.encrypted is False:
+            return len(key[len(space.root) :].encode("utf-8"))
+        path = space.path_of(key)
+        return len(key[len(space.root) :].encode("utf-8")) if path is None else len(path.relative.encode("utf-8"))

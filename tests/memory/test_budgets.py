@@ -110,3 +110,25 @@ def test_only_the_first_write_of_an_agent_creates_its_keystore(make_tool, counte
     counter.reset()
     ok(make_tool(use_kms=True), command="create", path="/memories/c.md", file_text="c")  # a new tool: no new key
     assert counter.by_op() == {"s3:ListObjectsV2": 2, "s3:PutObject": 1, "kms:Decrypt": 1}
+
+
+@pytest.fixture(scope="module")
+def encrypted_rows() -> dict[str, Row]:
+    return {row.name: row for row in measure(names="encrypted")}
+
+
+def test_encrypted_names_cost_a_warm_tool_what_plain_names_cost(rows, encrypted_rows):
+    """Hidden names add no request to any command of a warm tool. Only an agent's start differs:
+    its first write also creates the name key (claim + index entry, one more GenerateDataKey) and
+    the entry of its name mode (before generation 1's index entry); a tool's first command on a new
+    agent checks that it holds no plain file (one LIST); a fresh tool unwraps the name key once."""
+    differs = {
+        name: (row.s3, row.kms, encrypted_rows[name].s3, encrypted_rows[name].kms)
+        for name, row in rows.items()
+        if (row.s3, row.kms) != (encrypted_rows[name].s3, encrypted_rows[name].kms)
+    }
+    assert differs == {
+        FIRST_WRITE: (4, 1, 7, 2),
+        "KMS: 40 creates + 40 views (budget ≤ 4 KMS)": (163, 1, 167, 2),
+        "KMS: fresh tool reads 30 files (budget ≤ 4 KMS)": (31, 1, 31, 2),
+    }

@@ -1,4 +1,9 @@
-"""Every string of shared/memory-tool-spec.md, asserted literally through `S3MemoryTool.call` on moto."""
+"""Every string of shared/memory-tool-spec.md, asserted literally through `S3MemoryTool.call` on moto.
+
+Every test runs twice: with plain names and with hidden (encrypted) names. The model must see
+exactly the same strings in both; only what is stored differs, and `bucket_keys` shows the
+stored keys of an agent with hidden names as the plain keys their decrypted paths stand for.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +11,27 @@ import pytest
 from anthropic.lib.tools import ToolError
 
 from s3memory import Limits
+from s3memory.core import keyring, paths
 from s3memory.core.paths import MemoryPath
-from tests.support import BUCKET, assert_one_branch_key, err, ok, without_keystore
+from tests.support import BUCKET, assert_one_branch_key, err, keystore_names, ok, without_keystore
+
+NAME_MODES = ["plain", "encrypted"]
+
+
+@pytest.fixture(params=NAME_MODES)
+def make_tool(make_tool, request):
+    """The conftest factory, with `names=` the mode of this run (unless a test passes its own)."""
+    mode = request.param
+
+    def factory(*args, **kwargs):
+        kwargs.setdefault("names", mode)
+        return make_tool(*args, **kwargs)
+
+    return factory
+
+
+def encrypted_names(tool) -> bool:
+    return tool.memory.vault.names == "encrypted"
 
 
 def stored(tool, raw: str) -> str:
@@ -20,9 +44,40 @@ def all_bucket_keys(s3) -> list[str]:
     return sorted(obj["Key"] for page in pages for obj in page.get("Contents", []))
 
 
-def bucket_keys(s3) -> list[str]:
-    """The stored keys of memory files: every key but the agents' keystores (`.s3memory/keys/`)."""
-    return without_keystore(all_bucket_keys(s3))
+def bucket_keys(s3, tool) -> list[str]:
+    """The stored keys of memory files: every key but the agents' keystores (`.s3memory/keys/`).
+
+    With hidden names, each key is shown as the key its decrypted path has in plain names; every
+    such key must decrypt, and none may be stored as that plain key."""
+    keys = without_keystore(all_bucket_keys(s3))
+    if not encrypted_names(tool):
+        return keys
+    space = tool.memory.vault.space
+    shown = []
+    for key in keys:
+        path = space.path_of(key)
+        assert path is not None, key
+        plain = paths.object_key(space.root, path)
+        assert plain != key or space.is_bookkeeping(key), key
+        shown.append(plain)
+    return sorted(shown)
+
+
+# What an agent's first write leaves in its keystore with hidden names: the mode entry, the
+# name key (generation 0) and the branch key (generation 1), each key a claim and an index entry.
+ENCRYPTED_MODE_ENTRY = "names.00000001.encrypted"
+
+
+def assert_keystore_of_first_write(s3, tool) -> None:
+    root = tool.memory.vault.space.root
+    if not encrypted_names(tool):
+        assert_one_branch_key(all_bucket_keys(s3), root)
+        return
+    names = keystore_names(all_bucket_keys(s3), root)
+    assert len(names) == 5, names
+    assert (names[0], names[2], names[4]) == ("00000000", "00000001", ENCRYPTED_MODE_ENTRY), names
+    records = [keyring.parse_index(names[1]), keyring.parse_index(names[3])]
+    assert [None if r is None else r.generation for r in records] == [0, 1], names
 
 
 def create(tool, path: str, text: str = "") -> None:
@@ -53,7 +108,8 @@ def test_view_root_of_brand_new_agent(tool, s3):
     )
     assert ok(tool, command="view", path="/memories") == expected
     assert ok(tool, command="view", path="/memories/") == expected
-    assert all_bucket_keys(s3) == []  # only a write creates the agent's keystore
+    # Only a write creates the agent's keystore (and, with hidden names, records its name mode).
+    assert all_bucket_keys(s3) == []
 
 
 def _tree(tool):
@@ -300,8 +356,8 @@ def test_create_success_and_parents_implicit(tool, s3):
     assert ok(tool, command="create", path="/memories/p/q/r.txt", file_text="r") == (
         "File created successfully at: /memories/p/q/r.txt"
     )
-    assert bucket_keys(s3) == ["agents/agent-42/p/q/r.txt"]
-    assert_one_branch_key(all_bucket_keys(s3), "agents/agent-42/")  # the first write made the keystore
+    assert bucket_keys(s3, tool) == ["agents/agent-42/p/q/r.txt"]
+    assert_keystore_of_first_write(s3, tool)  # the first write made the keystore
     assert ok(tool, command="view", path="/memories/p") == (
         "Here're the files and directories up to 2 levels deep in /memories/p, excluding hidden items and "
         "node_modules:\n"
@@ -359,7 +415,7 @@ def test_create_parent_is_a_file(tool, s3):
     assert err(tool, command="create", path="/memories/d/g.txt/h/i", file_text="y") == (
         "Error: Cannot create /memories/d/g.txt/h/i: /memories/d/g.txt is a file"
     )
-    assert bucket_keys(s3) == ["agents/agent-42/d/g.txt", "agents/agent-42/f.txt"]
+    assert bucket_keys(s3, tool) == ["agents/agent-42/d/g.txt", "agents/agent-42/f.txt"]
 
 
 # --- str_replace -----------------------------------------------------------------------
@@ -519,7 +575,7 @@ def test_delete_file(tool, s3):
     create(tool, "/memories/f.txt", "x")
     create(tool, "/memories/g.txt", "y")
     assert ok(tool, command="delete", path="/memories/f.txt") == "Successfully deleted /memories/f.txt"
-    assert bucket_keys(s3) == ["agents/agent-42/g.txt"]
+    assert bucket_keys(s3, tool) == ["agents/agent-42/g.txt"]
     assert err(tool, command="view", path="/memories/f.txt") == (
         "The path /memories/f.txt does not exist. Please provide a valid path."
     )
@@ -531,7 +587,7 @@ def test_delete_directory_recursively(tool, s3):
     create(tool, "/memories/d2/keep.txt", "k")  # shares the name prefix "d"
     create(tool, "/memories/d.txt", "k")
     assert ok(tool, command="delete", path="/memories/d/") == "Successfully deleted /memories/d"
-    assert bucket_keys(s3) == ["agents/agent-42/d.txt", "agents/agent-42/d2/keep.txt"]
+    assert bucket_keys(s3, tool) == ["agents/agent-42/d.txt", "agents/agent-42/d2/keep.txt"]
     assert err(tool, command="view", path="/memories/d") == (
         "The path /memories/d does not exist. Please provide a valid path."
     )
@@ -546,7 +602,7 @@ def test_delete_root(tool, s3):
     create(tool, "/memories/f.txt", "x")
     for raw in ("/memories", "/memories/"):
         assert err(tool, command="delete", path=raw) == "Error: Cannot delete the /memories directory itself"
-    assert bucket_keys(s3) == ["agents/agent-42/f.txt"]
+    assert bucket_keys(s3, tool) == ["agents/agent-42/f.txt"]
 
 
 # --- rename ----------------------------------------------------------------------------
@@ -557,7 +613,7 @@ def test_rename_file(tool, s3):
     assert ok(tool, command="rename", old_path="/memories/a.txt", new_path="/memories/b.txt") == (
         "Successfully renamed /memories/a.txt to /memories/b.txt"
     )
-    assert bucket_keys(s3) == ["agents/agent-42/b.txt"]
+    assert bucket_keys(s3, tool) == ["agents/agent-42/b.txt"]
     assert stored(tool, "/memories/b.txt") == "alpha\nno newline"
 
 
@@ -574,7 +630,7 @@ def test_rename_directory_with_nested_content(tool, s3):
     assert ok(tool, command="rename", old_path="/memories/d", new_path="/memories/new/place") == (
         "Successfully renamed /memories/d to /memories/new/place"
     )
-    assert bucket_keys(s3) == [
+    assert bucket_keys(s3, tool) == [
         "agents/agent-42/d2/keep.txt",
         "agents/agent-42/new/place/.hidden",
         "agents/agent-42/new/place/a.txt",
@@ -628,7 +684,7 @@ def test_rename_existing_destination(tool, s3):
         assert err(tool, command="rename", old_path=old, new_path=new) == (
             f"Error: The destination {shown} already exists"
         )
-    assert bucket_keys(s3) == [
+    assert bucket_keys(s3, tool) == [
         "agents/agent-42/a.txt",
         "agents/agent-42/b.txt",
         "agents/agent-42/dir/c.txt",
@@ -653,7 +709,7 @@ def test_rename_directory_into_itself(tool, s3):
     assert err(tool, command="rename", old_path="/memories/d/", new_path="/memories/d/x") == (
         "Error: Cannot move /memories/d into itself"
     )
-    assert bucket_keys(s3) == ["agents/agent-42/d/f.txt"]
+    assert bucket_keys(s3, tool) == ["agents/agent-42/d/f.txt"]
 
 
 def test_rename_destination_parent_is_a_file(tool, s3):
@@ -666,7 +722,7 @@ def test_rename_destination_parent_is_a_file(tool, s3):
     assert err(tool, command="rename", old_path="/memories/dir", new_path="/memories/f.txt/x/y") == (
         "Error: Cannot create /memories/f.txt/x/y: /memories/f.txt is a file"
     )
-    assert bucket_keys(s3) == ["agents/agent-42/a.txt", "agents/agent-42/dir/c.txt", "agents/agent-42/f.txt"]
+    assert bucket_keys(s3, tool) == ["agents/agent-42/a.txt", "agents/agent-42/dir/c.txt", "agents/agent-42/f.txt"]
 
 
 # --- invalid paths, for every command, before any storage call --------------------------
@@ -707,7 +763,10 @@ def test_invalid_path_every_command_no_storage_call(tool, counter):
             assert err(tool, **command) == f"Error: Invalid path {shown}: {reason}", command
     assert counter.calls == []
     ok(tool, command="view", path="/memories")  # the counter does see storage calls
-    assert counter.by_op() == {"s3:ListObjectsV2": 1}  # the listing answers the pending-change check too
+    # The listing answers the pending-change check too. With hidden names, a new agent's first
+    # command also looks for plain files below its root (once per tool).
+    expected = {"s3:ListObjectsV2": 2} if encrypted_names(tool) else {"s3:ListObjectsV2": 1}
+    assert counter.by_op() == expected
 
 
 def test_invalid_key_length_shown_in_full(tool, counter):
@@ -735,7 +794,7 @@ def test_unpaired_surrogate_in_text_is_refused(tool, s3):
     assert err(tool, command="insert", path="/memories/f.txt", insert_line=0, insert_text=lone) == (
         "Error: Invalid `insert_text` parameter: it must be valid Unicode text (no unpaired surrogates)"
     )
-    assert bucket_keys(s3) == ["agents/agent-42/f.txt"]
+    assert bucket_keys(s3, tool) == ["agents/agent-42/f.txt"]
     assert stored(tool, "/memories/f.txt") == "abc"
 
 
