@@ -82,8 +82,9 @@ def prune(
     report = PruneReport()
     if by_access:
         old = _not_used_since(store, space, pool, old, cutoff, report)
-    old.sort(key=lambda pair: pair[0].key)
-    report.candidates = [Pruned(space.shown(o.key), when, plaintext_size(o.size)) for o, when in old]
+    shown = {obj.key: space.shown(obj.key) for obj, _ in old}
+    old.sort(key=lambda pair: shown[pair[0].key])  # by path (in the encrypted mode, keys are in no useful order)
+    report.candidates = [Pruned(shown[o.key], when, plaintext_size(o.size)) for o, when in old]
     if dry_run:
         return report
     tracker.start(len(old))

@@ -20,9 +20,11 @@ from s3memory.core.envelope import Header
 from s3memory.errors import CommandError, IntegrityError, KeyUnavailable, NotFound, PreconditionFailed, StorageError
 from s3memory.memory.explain import for_report
 from s3memory.storage.concurrency import Pool
+from s3memory.storage.keyspace import AgentKeyspace
 from s3memory.storage.vault import Vault
 
 from .common import Problem, Tracker, is_folder_marker
+from .names import memory_path, resolved_space
 
 ATTEMPTS = 5
 Outcome = Literal["resealed", "already", "gone"]
@@ -36,8 +38,8 @@ class ResealReport:
     problems: list[Problem] = field(default_factory=list)
 
 
-def _reseal_one(vault: Vault, key: str, active: str) -> Outcome:
-    path = vault.space.memory_path(key)
+def _reseal_one(vault: Vault, space: AgentKeyspace, key: str, active: str) -> Outcome:
+    path = memory_path(space, key)
     for _ in range(ATTEMPTS):
         try:
             obj = vault.store.get(key)
@@ -62,7 +64,7 @@ def _reseal_one(vault: Vault, key: str, active: str) -> Outcome:
 def reseal(vault: Vault, pool: Pool, tracker: Tracker) -> ResealReport:
     """Re-seal every object (intent records included, branch keys excluded) of the vault's agent."""
     report = ResealReport(active=vault.keystore.active().branch_id)
-    space = vault.space
+    space = resolved_space(vault)
     items = [
         o.key for o in vault.store.list_all(vault.root) if not is_folder_marker(o) and not space.is_keystore(o.key)
     ]
@@ -78,7 +80,7 @@ def reseal(vault: Vault, pool: Pool, tracker: Tracker) -> ResealReport:
             report.already += result == "already"
         tracker.advance()
 
-    for key, future in pool.completed(lambda k: _reseal_one(vault, k, report.active), items):
+    for key, future in pool.completed(lambda k: _reseal_one(vault, space, k, report.active), items):
         record(key, future.result)
     report.problems.sort()
     return report

@@ -28,11 +28,13 @@ from s3memory.errors import CommandError, ConditionalConflict, InvalidPath, NotF
 from s3memory.memory.explain import for_report
 from s3memory.storage.attribution import attributed
 from s3memory.storage.concurrency import Pool
+from s3memory.storage.keyspace import AgentKeyspace
 from s3memory.storage.store import ObjectInfo
 from s3memory.storage.vault import Vault
 
 from .common import Problem, Tracker, is_folder_marker
 from .localfs import LocalFile, Unreadable, is_tarball, read_tarball, walk
+from .names import memory_path, resolved_space
 
 MEMORIES = "memories"
 # `BetaLocalFilesystemMemoryTool` writes through `.tmp-{pid}-{uuid4}` files; a crash can leave one.
@@ -53,22 +55,24 @@ class ExportReport:
     problems: list[Problem] = field(default_factory=list)
 
 
-def _fetch(item: tuple[Vault, ObjectInfo]) -> tuple[MemoryPath, bytes]:
-    vault, info = item
-    path = vault.space.memory_path(info.key)
+def _fetch(item: tuple[Vault, AgentKeyspace, ObjectInfo]) -> tuple[MemoryPath, bytes]:
+    vault, space, info = item
+    path = memory_path(space, info.key)
     return path, vault.open(path, vault.store.get(info.key))
 
 
 def export(vault: Vault, pool: Pool, writer: Writer, tracker: Tracker) -> ExportReport:
-    """Decrypt and authenticate every memory file of the agent into `writer` as `memories/<path>`."""
+    """Decrypt and authenticate every memory file of the agent into `writer` as `memories/<path>`
+    (by its decrypted path, for an agent with encrypted names)."""
+    space = resolved_space(vault)
     items = [
-        (vault, obj)
+        (vault, space, obj)
         for obj in vault.store.list_all(vault.root)
-        if not vault.space.is_bookkeeping(obj.key) and not is_folder_marker(obj)
+        if not space.is_bookkeeping(obj.key) and not is_folder_marker(obj)
     ]
     tracker.start(len(items))
     report = ExportReport()
-    for (_, info), future in pool.completed(_fetch, items):
+    for (_, _, info), future in pool.completed(_fetch, items):
         try:
             path, data = future.result()
             writer.write((MEMORIES, *path.segments), data, info.last_modified)
@@ -76,10 +80,10 @@ def export(vault: Vault, pool: Pool, writer: Writer, tracker: Tracker) -> Export
             tracker.advance()
             continue
         except S3MemoryError as err:
-            report.problems.append(Problem(vault.agent_id, vault.space.shown(info.key), for_report(err)))
+            report.problems.append(Problem(vault.agent_id, space.shown(info.key), for_report(err)))
         except OSError as err:
             why = f"could not be written locally ({err.strerror or type(err).__name__})"
-            report.problems.append(Problem(vault.agent_id, vault.space.shown(info.key), why))
+            report.problems.append(Problem(vault.agent_id, space.shown(info.key), why))
         else:
             report.files += 1
             report.nbytes += len(data)
@@ -128,6 +132,9 @@ def local_source(source: Path, max_bytes: int, spool: Path) -> tuple[list[LocalF
 
 
 def _existing_dirs(root: str, keys: Sequence[str]) -> set[str]:
+    """The directory prefixes the stored `keys` make. Stored segments, not names: a directory's
+    prefix (`vault.dir_prefix`) is the start of its files' keys in either name mode (an encrypted
+    segment depends on its parent path only), so it is compared as it is stored."""
     dirs: set[str] = set()
     for key in keys:
         parts = key[len(root) :].split("/")

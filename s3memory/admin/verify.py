@@ -1,8 +1,13 @@
 """`verify`: authenticate every object of one or more agents and report the ones that fail.
 
-It also reads each agent's keystore (every branch key must unwrap) and says which format each
-object is in and which branch key it is sealed under, so an operator knows when `reseal` has
-left an old branch key unreferenced.
+It also reads each agent's keystore (every branch key must unwrap, and the name key of an agent
+with encrypted file names) and says which format each object is in and which branch key it is
+sealed under, so an operator knows when `reseal` has left an old branch key unreferenced.
+
+An agent's names are resolved once, before its objects are read (see `admin.names`): a key its
+name key did not write is reported as not one of its files; an agent whose names cannot be read
+(its name key does not open, or a migration is under way) is reported once, and its objects are
+not verified (an object is authenticated as the file at its path, which is then unknown).
 """
 
 from __future__ import annotations
@@ -12,13 +17,24 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from s3memory.core.envelope import Header
-from s3memory.errors import CommandError, IntegrityError, KeyUnavailable, NotFound, StorageError
-from s3memory.memory.explain import for_report
+from s3memory.core.keyring import NAME_KEY_GENERATION
+from s3memory.errors import (
+    CONFIGURATION,
+    CommandError,
+    IntegrityError,
+    KeyUnavailable,
+    NamesMismatch,
+    NotFound,
+    StorageError,
+)
+from s3memory.memory.explain import NAMES_ADVICE, for_report
 from s3memory.storage.concurrency import Pool
+from s3memory.storage.keyspace import AgentKeyspace
 from s3memory.storage.store import ObjectInfo
 from s3memory.storage.vault import Vault
 
 from .common import Problem, Tracker, is_folder_marker
+from .names import memory_path, resolved_space
 
 
 @dataclass(frozen=True, order=True)
@@ -29,6 +45,15 @@ class BranchUse:
     objects: int  # current objects sealed under it
 
 
+@dataclass(frozen=True, order=True)
+class NameKey:
+    """The name key of an agent (it opened), and the name mode the agent is in."""
+
+    agent: str
+    branch_id: str
+    mode: str  # plain, encrypted, to-plain or to-encrypted
+
+
 @dataclass
 class VerifyReport:
     checked: int = 0  # objects that authenticated
@@ -36,21 +61,30 @@ class VerifyReport:
     nbytes: int = 0
     formats: Counter[int] = field(default_factory=Counter)  # format version -> objects that authenticated
     branch_keys: list[BranchUse] = field(default_factory=list)
+    name_keys: list[NameKey] = field(default_factory=list)
+    unread: list[str] = field(default_factory=list)  # agents whose names could not be read: files not verified
     problems: list[Problem] = field(default_factory=list)
 
 
-def _verify_one(item: tuple[Vault, ObjectInfo]) -> tuple[int, Header]:
-    vault, info = item
-    path = vault.space.memory_path(info.key)
+_Item = tuple[Vault, AgentKeyspace, ObjectInfo]
+
+
+def _verify_one(item: _Item) -> tuple[int, Header]:
+    vault, space, info = item
+    path = memory_path(space, info.key)
     obj = vault.store.get(info.key)
     size = len(vault.open_text(path, obj).encode("utf-8"))
     return size, Header.from_metadata(obj.metadata)
 
 
 def _keystore(vault: Vault, report: VerifyReport) -> list[str]:
-    """The agent's branch key ids, oldest first, after unwrapping each (a failure is a problem)."""
+    """The agent's branch key ids, oldest first, after unwrapping each and its name key (a
+    failure is a problem)."""
     try:
         records = vault.keystore.records()
+        ring = vault.keystore.ring()
+        named = vault.keystore.record(ring, NAME_KEY_GENERATION) if ring.name_claimed else None
+        state = vault.keystore.names_state(ring)
     except (StorageError, KeyUnavailable, IntegrityError) as err:
         report.problems.append(Problem(vault.agent_id, "keystore", for_report(err)))
         return []
@@ -59,34 +93,58 @@ def _keystore(vault: Vault, report: VerifyReport) -> list[str]:
             vault.keys.unwrap_branch(vault.agent_id, record)
         except (KeyUnavailable, IntegrityError) as err:
             report.problems.append(Problem(vault.agent_id, f"branch key {record.branch_id}", for_report(err)))
+    if named is not None:
+        try:
+            vault.keys.unwrap_branch(vault.agent_id, named)
+        except (KeyUnavailable, IntegrityError) as err:
+            report.problems.append(Problem(vault.agent_id, f"name key {named.branch_id}", for_report(err)))
+        else:
+            mode = "plain" if state is None else state[1]
+            report.name_keys.append(NameKey(vault.agent_id, named.branch_id, mode))
     return [r.branch_id for r in records]
+
+
+def _names(vault: Vault, report: VerifyReport) -> AgentKeyspace | None:
+    """The agent's names, resolved (None: they cannot be read; that is a problem)."""
+    try:
+        return resolved_space(vault)
+    except NamesMismatch as err:
+        why = NAMES_ADVICE.get(err.code, err.code)
+    except (StorageError, KeyUnavailable, IntegrityError) as err:
+        if isinstance(err, StorageError) and err.kind == CONFIGURATION:
+            raise  # no bucket, no access: the whole command cannot run (as listing it would say)
+        why = f"the file names cannot be read: {for_report(err)}"
+    report.problems.append(Problem(vault.agent_id, "file names", f"{why}; its files were not verified"))
+    report.unread.append(vault.agent_id)
+    return None
 
 
 def verify(vaults: Sequence[Vault], pool: Pool, tracker: Tracker) -> VerifyReport:
     """Authenticate every object of each vault's agent: header, key, commitment, tag, UTF-8."""
     report = VerifyReport()
     known = {v.agent_id: _keystore(v, report) for v in vaults}
+    spaces = [(v, space) for v in vaults if (space := _names(v, report)) is not None]
     items = [
-        (v, obj)
-        for v in vaults
+        (v, space, obj)
+        for v, space in spaces
         for obj in v.store.list_all(v.root)
-        if not is_folder_marker(obj) and not v.space.is_keystore(obj.key)
+        if not is_folder_marker(obj) and not space.is_keystore(obj.key)
     ]
     tracker.start(len(items))
     references: Counter[tuple[str, str]] = Counter()
-    for (vault, info), future in pool.completed(_verify_one, items):
+    for (vault, space, info), future in pool.completed(_verify_one, items):
         try:
             size, header = future.result()
         except NotFound:  # deleted since it was listed
             tracker.advance()
             continue
         except (StorageError, KeyUnavailable, IntegrityError, CommandError) as err:
-            report.problems.append(Problem(vault.agent_id, vault.space.shown(info.key), for_report(err)))
+            report.problems.append(Problem(vault.agent_id, space.shown(info.key), for_report(err)))
             tracker.advance()
             continue
         report.checked += 1
         report.nbytes += size
-        report.bookkeeping += vault.space.is_bookkeeping(info.key)
+        report.bookkeeping += space.is_bookkeeping(info.key)
         report.formats[header.version] += 1
         if header.branch_id:
             references[(vault.agent_id, header.branch_id)] += 1
@@ -94,5 +152,6 @@ def verify(vaults: Sequence[Vault], pool: Pool, tracker: Tracker) -> VerifyRepor
     for agent, ids in known.items():
         report.branch_keys += [BranchUse(agent, bid, bid == ids[-1], references[(agent, bid)]) for bid in ids]
     report.branch_keys.sort()
+    report.name_keys.sort()
     report.problems.sort()
     return report

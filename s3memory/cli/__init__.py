@@ -35,6 +35,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "rewrap": ("keys", "run_rewrap"),
     "rotate": ("keys", "run_rotate"),
     "reseal": ("keys", "run_reseal"),
+    "migrate": ("migrate", "run_migrate"),
     "shred": ("erase", "run_shred"),
     "history": ("history", "run_history"),
     "show": ("history", "run_show"),
@@ -203,6 +204,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = _command(sub, "reseal", "re-seal an agent's objects under its active branch key (resumable, conditional)",
                  "s3memory reseal --agent support-agent-1", ok_failed, [conn, bulk])  # fmt: skip
     p.add_argument("--agent", type=_agent_id, required=True, help="agent id")
+
+    p = _command(sub, "migrate", "convert an agent's file names to encrypted or plain (resumable, conditional)",
+                 "s3memory migrate --agent support-agent-1 --names encrypted", ok_failed, [conn, bulk])  # fmt: skip
+    p.add_argument("--agent", type=_agent_id, required=True, help="agent id")
+    p.add_argument("--names", choices=("encrypted", "plain"), required=True, help="how its file names are stored")
 
     p = _command(sub, "verify", "authenticate every object (header, key, commitment, tag) and report failures",
                  "s3memory verify --agent support-agent-1 --json", ok_failed + " (1: an object failed)",

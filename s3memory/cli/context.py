@@ -57,8 +57,7 @@ def _config_message(err: ValidationError) -> str:
     return "configuration: " + "; ".join(parts)
 
 
-def load_settings(args: argparse.Namespace, *, keys: bool = True) -> StorageSettings:
-    """Settings from S3MEMORY_* with the flags given; without `keys`, no key source is asked for."""
+def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     overrides: dict[str, Any] = {}
     for field in _FLAGS:
         value = getattr(args, "workers" if field == "max_workers" else field, None)
@@ -68,12 +67,30 @@ def load_settings(args: argparse.Namespace, *, keys: bool = True) -> StorageSett
         overrides["kms_key_id"] = None  # a key source given as a flag replaces the other from the environment
     elif "kms_key_id" in overrides and "local_key" not in overrides:
         overrides["local_key"] = None
+    return overrides
+
+
+def load_settings(args: argparse.Namespace, *, keys: bool = True) -> StorageSettings:
+    """Settings from S3MEMORY_* with the flags given; without `keys`, no key source is asked for."""
+    overrides = _overrides(args)
     try:
         if keys:
             return Settings(**overrides)
         return StorageSettings(**overrides)  # key-source flags are ignored: nothing is decrypted
     except ValidationError as err:
         raise UsageError(_config_message(err)) from None
+
+
+_KEY_SOURCES = "S3MEMORY_KMS_KEY_ID or S3MEMORY_LOCAL_KEY"
+_NEEDS_KEYS = f"set its key source ({_KEY_SOURCES}) to find a file by its path"
+
+
+def _key_source(args: argparse.Namespace) -> Settings | None:
+    """The settings with a key source if one is configured (and valid), else None."""
+    try:
+        return Settings(**_overrides(args))
+    except ValidationError:
+        return None
 
 
 @dataclass
@@ -83,6 +100,7 @@ class Context:
     kms: KMSClient
     pool: Pool
     quiet: bool
+    key_source: Settings | None = None  # the configured key source, also for commands that need none
 
     @property
     def full(self) -> Settings:
@@ -90,10 +108,44 @@ class Context:
         assert isinstance(self.settings, Settings)
         return self.settings
 
-    def space(self, agent: str) -> AgentKeyspace:
+    def space(self, agent: str, *, need_names: bool = False) -> AgentKeyspace:
+        """The agent's key layout for a command that works without keys (purge, shred, prune,
+        redact, rewrap), its file names resolved now, before anything is deleted (see `admin.names`):
+        plain names; encrypted ones read with the configured key source; or, failing that, each
+        key shown as it is stored (a note on stderr says why). One keystore LIST (and, for
+        encrypted names, one unwrap of the name key). `need_names`: the command finds files by
+        their paths, so names it cannot read are an error instead."""
+        from s3memory.admin.names import STORED_KEYS, fixed, name_mode, resolved_space
+        from s3memory.errors import AccessDenied, S3MemoryError, StorageError
+        from s3memory.memory.explain import for_cli
         from s3memory.storage.keyspace import AgentKeyspace
+        from s3memory.storage.vault import Vault
 
-        return AgentKeyspace(self.settings.prefix, agent)
+        from .hints import is_configuration
+
+        plain = AgentKeyspace(self.settings.prefix, agent)
+        source = self.key_source
+        try:
+            if source is not None:
+                keystore = self.keystore
+                vault = Vault(self.store, source.keys(self.kms), agent, self.settings.prefix, names="auto",
+                              keystore_store=None if keystore is self.store else keystore)  # fmt: skip
+                return resolved_space(vault)
+            mode = name_mode(self.keystore, plain)
+        except S3MemoryError as err:
+            if need_names or (
+                isinstance(err, StorageError) and is_configuration(err) and not isinstance(err, AccessDenied)
+            ):
+                raise  # no bucket, ...: the command itself cannot run either (a denied keystore only hides names)
+            why = f"they cannot be read ({for_cli(err)})"
+        else:
+            if mode == "plain":
+                return plain
+            if need_names:
+                raise UsageError(f"agent {agent} stores its file names encrypted; {_NEEDS_KEYS}")
+            why = f"they are encrypted and no key source is set ({_KEY_SOURCES})"
+        sys.stderr.write(f"note: the file names of agent {agent} are shown as stored keys: {why}\n")
+        return fixed(plain, STORED_KEYS)
 
     @property
     def keystore(self) -> AdminStore:
@@ -103,17 +155,33 @@ class Context:
         bucket = self.settings.keystore_bucket
         return self.store if not bucket or bucket == self.store.bucket else AdminStore(self.store.s3, bucket)
 
-    def vault(self, agent: str) -> Vault:
-        """The agent's vault with the configured key source and keystore."""
+    def vault(self, agent: str, *, names: str = "auto") -> Vault:
+        """The agent's vault with the configured key source and keystore. `names`: "auto" (the
+        agent's own name mode, plain for a new agent), or the mode the agent must be in."""
         from s3memory.storage.vault import Vault
 
         keystore = self.keystore
         return Vault(
             self.store, self.full.keys(self.kms), agent, self.settings.prefix,
             keystore_store=None if keystore is self.store else keystore, rotation_days=self.full.key_rotation_days,
-            actor=self.full.actor,
-            track_access=self.full.track_access,
+            actor=self.full.actor, track_access=self.full.track_access, names=names,
         )  # fmt: skip
+
+    def writing_vault(self, agent: str) -> Vault:
+        """The vault of a command that may create an agent's first key or files (`import`, `rotate`,
+        `reseal`): an agent in a name mode stays in it; a new agent takes S3MEMORY_NAMES (default
+        plain), as the agent's tools will."""
+        from s3memory.errors import NamesMismatch
+
+        if self.full.names == "encrypted":
+            vault = self.vault(agent, names="encrypted")
+            try:
+                vault.name_mode()  # encrypted already, or new (its first write records the mode)
+            except NamesMismatch:
+                pass  # a plain agent (or one being migrated): "auto" keeps it as it is
+            else:
+                return vault
+        return self.vault(agent)
 
     def agent_ids(self, agent: str | None) -> list[str]:
         """`[agent]`, or every agent under the prefix."""
@@ -137,8 +205,10 @@ def connect(args: argparse.Namespace, *, keys: bool = True) -> Iterator[Context]
         s3, kms = settings.clients()
     except BotoCoreError as err:  # unknown profile, no region, ...: the message names no secret
         raise UsageError(f"AWS configuration: {err}") from None
+    source = settings if isinstance(settings, Settings) else _key_source(args)
     with Pool(settings.max_workers) as pool:
-        yield Context(settings, AdminStore(s3, settings.bucket), kms, pool, bool(getattr(args, "quiet", False)))
+        quiet = bool(getattr(args, "quiet", False))
+        yield Context(settings, AdminStore(s3, settings.bucket), kms, pool, quiet, source)
 
 
 def emit_json(data: object) -> None:

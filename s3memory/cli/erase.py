@@ -21,6 +21,11 @@ def _version_line(space: AgentKeyspace, version: Version) -> str:
     return f"{space.shown(version.key)} ({what} {version.version_id})"
 
 
+def _by_path(space: AgentKeyspace, versions: list[Version]) -> list[Version]:
+    """`versions` in the order of what they show (encrypted names are stored in no useful order)."""
+    return sorted(versions, key=lambda v: (space.shown(v.key), v.delete_marker, v.version_id))
+
+
 def run_purge(args: argparse.Namespace) -> int:
     from s3memory.admin.purge import list_versions, purge
 
@@ -38,7 +43,7 @@ def run_purge(args: argparse.Namespace) -> int:
         objects = len({v.key for v in versions})
         what = f"{count(len(versions), 'version')} ({count(markers, 'delete marker')}) of {count(objects, 'object')}"
         if args.dry_run:
-            for version in versions:
+            for version in _by_path(space, versions):
                 say(f"would delete {_version_line(space, version)}")
             print_summary(f"would purge {what} under {where} in {time.monotonic() - started:.2f} s")
             return EXIT_OK
@@ -46,7 +51,7 @@ def run_purge(args: argparse.Namespace) -> int:
         progress = ctx.progress("purge")
         report = purge(ctx.store, space, ctx.pool, progress, versions)
         progress.finish()
-    for version in report.deleted:
+    for version in _by_path(space, report.deleted):
         say(f"deleted {_version_line(space, version)}")
     print_problems(report.problems)
     gone = sum(v.delete_marker for v in report.deleted)
@@ -76,7 +81,7 @@ def run_shred(args: argparse.Namespace) -> int:
         if not args.keys_only:
             what += f", then {count(len(objects), 'version')} under s3://{ctx.settings.bucket}/{space.root}"
         if args.dry_run:
-            for version in key_versions + objects:
+            for version in key_versions + _by_path(space, objects):
                 say(f"would delete {_version_line(space, version)}")
             print_summary(f"would shred {what} in {time.monotonic() - started:.2f} s")
             return EXIT_OK
@@ -84,7 +89,7 @@ def run_shred(args: argparse.Namespace) -> int:
         progress = ctx.progress("shred")
         report = shred(ctx.store, keystore, space, ctx.pool, progress, keys_only=args.keys_only)
         progress.finish()
-    for version in report.keys.deleted + (report.objects.deleted if report.objects else []):
+    for version in report.keys.deleted + _by_path(space, report.objects.deleted if report.objects else []):
         say(f"deleted {_version_line(space, version)}")
     problems = report.keys.problems + (report.objects.problems if report.objects else [])
     print_problems(problems)

@@ -31,6 +31,10 @@ _HINTS: dict[str, tuple[str, str]] = {
     "InvalidKeyUsageException": ("the KMS key cannot encrypt data keys", _KEY),
     "AccessDeniedException": ("KMS refused access to the key", _KEY),
     "UnrecognizedClientException": ("KMS does not know the credentials", _CREDENTIALS),
+    "NamesMigrating": (
+        "the agent's file names are being migrated",
+        "run `s3memory migrate --agent ID --names MODE` again to finish (it resumes where it stopped)",
+    ),
 }
 _ACCESS = ("S3 refused access", "check the IAM policy for this bucket and prefix")
 

@@ -101,7 +101,8 @@ def run_verify(args: argparse.Namespace) -> int:
         if args.history:
             from s3memory.admin.history import replays
 
-            report.problems = sorted(report.problems + [p for v in vaults for p in replays(ctx.store, v, ctx.pool)])
+            read = [v for v in vaults if v.agent_id not in report.unread]
+            report.problems = sorted(report.problems + [p for v in read for p in replays(ctx.store, v, ctx.pool)])
     if args.json:
         problems = [{"agent": p.agent, "path": p.path, "reason": p.reason} for p in report.problems]
         counts = {"verified": report.checked, "bookkeeping": report.bookkeeping, "bytes": report.nbytes}
@@ -109,9 +110,10 @@ def run_verify(args: argparse.Namespace) -> int:
         branches = [
             {"agent": b.agent, "id": b.branch_id, "active": b.active, "objects": b.objects} for b in report.branch_keys
         ]
+        names = [{"agent": k.agent, "id": k.branch_id, "names": k.mode} for k in report.name_keys]
         emit_json(
             {"ok": not problems, **counts, "failed": len(problems), "problems": problems}
-            | {"formats": formats, "branch_keys": branches}
+            | {"formats": formats, "branch_keys": branches, "name_keys": names}
         )
     else:
         print_problems(report.problems)
@@ -120,6 +122,8 @@ def run_verify(args: argparse.Namespace) -> int:
         for b in report.branch_keys:
             state = "active" if b.active else "unreferenced" if not b.objects else "older"
             say(f"branch key {b.agent} {b.branch_id} ({state}): {count(b.objects, 'object')}")
+        for k in report.name_keys:
+            say(f"name key {k.agent} {k.branch_id} (file names {k.mode})")
     line = summary("verified", report.checked, report.nbytes, time.monotonic() - started)
     print_summary(line + f" ({report.bookkeeping:,} bookkeeping)" + failed_suffix(report.problems), args.json)
     return EXIT_FAILED if report.problems else EXIT_OK

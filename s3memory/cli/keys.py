@@ -24,6 +24,7 @@ def run_rewrap(args: argparse.Namespace) -> int:
     from s3memory.admin.rewrap import RewrapReport, rewrap
     from s3memory.errors import KeyMisconfigured
     from s3memory.storage.keys import KmsKeys
+    from s3memory.storage.keyspace import AgentKeyspace
     from s3memory.storage.keystore import Keystore
 
     started = time.monotonic()
@@ -31,7 +32,9 @@ def run_rewrap(args: argparse.Namespace) -> int:
     with connect(args, keys=False) as ctx:
         keys = KmsKeys(args.to_key, kms_client=ctx.kms)
         progress = ctx.progress("rewrap")
-        spaces = [ctx.space(a) for a in ctx.agent_ids(args.agent)]
+        agents = ctx.agent_ids(args.agent)
+        # Names only show the objects' problems; read before the name keys move.
+        spaces = [ctx.space(a) if args.objects else AgentKeyspace(ctx.settings.prefix, a) for a in agents]
         objects = RewrapReport()
         try:
             report = rewrap_keys([Keystore(ctx.keystore, keys, s) for s in spaces], keys, args.to_key, progress,
@@ -48,6 +51,8 @@ def run_rewrap(args: argparse.Namespace) -> int:
     destination = escape_for_display(args.to_key)
     line = summary("rewrapped", report.rewrapped, None, time.monotonic() - started, "branch key")
     extra = f"{report.already:,} already under {destination}, {count(report.kms_calls + objects.kms_calls, 'KMS call')}"
+    if report.name_keys or report.name_keys_already:  # agents with encrypted file names
+        extra += f"; {count(report.name_keys, 'name key')} rewrapped, {report.name_keys_already:,} already"
     if args.objects:
         extra += f"; {count(objects.rewrapped, 'format-1 object')} rewrapped, {objects.already:,} already"
     print_summary(f"{line} ({extra}){failed_suffix(problems)}")
@@ -62,7 +67,7 @@ def run_rotate(args: argparse.Namespace) -> int:
     started = time.monotonic()
     with connect(args) as ctx:
         progress = ctx.progress("rotate")
-        done, problems = rotate([ctx.vault(a).keystore for a in ctx.agent_ids(args.agent)], progress)
+        done, problems = rotate([ctx.writing_vault(a).keystore for a in ctx.agent_ids(args.agent)], progress)
         progress.finish()
     for agent, rotation in done:
         was = f" (was {rotation.previous.branch_id})" if rotation.previous else " (its first)"
@@ -80,7 +85,7 @@ def run_reseal(args: argparse.Namespace) -> int:
     started = time.monotonic()
     with connect(args) as ctx:
         progress = ctx.progress("reseal")
-        report = reseal(ctx.vault(args.agent), ctx.pool, progress)
+        report = reseal(ctx.writing_vault(args.agent), ctx.pool, progress)
         progress.finish()
     print_problems(report.problems)
     line = summary("resealed", report.resealed, None, time.monotonic() - started)

@@ -166,7 +166,7 @@ def run_import(args: argparse.Namespace) -> int:
                 f"cannot read {escape_for_display(str(source))}: {err.strerror or type(err).__name__}"
             ) from None
         importer = Importer(
-            ctx.vault(args.agent),
+            ctx.writing_vault(args.agent),
             ctx.pool,
             s.limits(),
             SecretGuard(s.guard),

@@ -23,7 +23,7 @@ from tests.support.cli import LOCAL, ROOT, run, subprocess_env
 
 COMMANDS = [
     "demo", "chat", "ls", "cat", "agents", "export", "import", "purge", "shred", "rewrap", "rotate", "reseal",
-    "verify", "history", "show", "restore", "redact", "repair", "prune", "doctor", "mcp",
+    "migrate", "verify", "history", "show", "restore", "redact", "repair", "prune", "doctor", "mcp",
 ]  # fmt: skip
 
 

@@ -1,0 +1,146 @@
+"""`s3memory migrate`: an agent's names converted both ways, crash-safe and resumable, end to end."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from s3memory.errors import StorageUnavailable
+from s3memory.storage.store import ObjectStore
+from tests.support import BUCKET, err, listed_keys, ok
+from tests.support.cli import run
+
+ANN = "agents/ann/"
+FILES = {
+    "/memories/patients/jane_doe_hiv.md": "private\n",
+    "/memories/patients/archive/old.md": "old\n",
+    "/memories/notes.md": "notes\n",
+}
+REFUSED = (
+    "Error: This memory stores its file names in another way than this tool is set up for ({}); "
+    "nothing was changed. An operator must fix the configuration."
+)
+
+
+def memory_keys(s3: Any) -> list[str]:
+    return sorted(k for k in listed_keys(s3) if k.startswith(ANN) and not k.startswith(ANN + ".s3memory/"))
+
+
+def mode_entries(s3: Any) -> list[str]:
+    folder = ANN + ".s3memory/keys/"
+    return sorted(k[len(folder) :] for k in listed_keys(s3) if k.startswith(folder + "names."))
+
+
+def seed(make_tool: Any, names: str = "plain") -> None:
+    tool = make_tool("ann", names=names)
+    for path, text in FILES.items():
+        ok(tool, command="create", path=path, file_text=text)
+
+
+def assert_all_readable(make_tool: Any, names: str) -> None:
+    tool = make_tool("ann", names=names)
+    for path, text in FILES.items():
+        assert ok(tool, command="view", path=path).endswith(f"     1\t{text.rstrip()}")
+
+
+def test_plain_to_encrypted_and_back(capsys: Any, env: Any, make_tool: Any) -> None:
+    seed(make_tool)
+    code, out, _ = run(capsys, "migrate", "--agent", "ann", "--names", "encrypted", "-q")
+    assert code == 0, out
+    assert out.splitlines()[0].startswith("moved 3 files in ")
+    assert out.splitlines()[0].endswith(" s (0 already stored encrypted)")
+    assert (
+        out.splitlines()[1]
+        == "ann: file names are encrypted; tools of this agent need names='encrypted' (S3MEMORY_NAMES=encrypted)"
+    )
+    keys = memory_keys(env)
+    assert len(keys) == 3
+    assert not any(word in key for key in keys for word in ("patients", "jane", "archive", "old", "notes"))
+    assert mode_entries(env) == [  # plain tools record no mode; each migration step is a claim and its entry
+        "names.00000002",
+        "names.00000002.to-encrypted",
+        "names.00000003",
+        "names.00000003.encrypted",
+    ]
+    assert_all_readable(make_tool, "encrypted")
+    assert err(make_tool("ann"), command="view", path="/memories") == REFUSED.format("NamesEncrypted")
+
+    code, out, _ = run(capsys, "migrate", "--agent", "ann", "--names", "plain", "-q")
+    assert code == 0, out
+    assert out.splitlines()[0].startswith("moved 3 files in ")
+    assert memory_keys(env) == sorted(ANN + p.removeprefix("/memories/") for p in FILES)
+    assert_all_readable(make_tool, "plain")
+    assert err(make_tool("ann", names="encrypted"), command="view", path="/memories") == REFUSED.format("NamesPlain")
+
+
+def test_migrating_again_changes_nothing(capsys: Any, env: Any, make_tool: Any) -> None:
+    seed(make_tool, names="encrypted")
+    before = listed_keys(env)
+    code, out, _ = run(capsys, "migrate", "--agent", "ann", "--names", "encrypted", "-q")
+    assert code == 0, out
+    assert out.splitlines()[0].startswith("moved 0 files in ")
+    assert out.splitlines()[0].endswith(" s (3 already stored encrypted)")
+    assert listed_keys(env) == before
+
+
+def test_an_interrupted_migration_locks_the_agent_and_resumes(
+    capsys: Any, env: Any, make_tool: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seed(make_tool)
+    real_delete = ObjectStore.delete
+    deletes: list[str] = []
+
+    def fail_second_delete(self: ObjectStore, key: str, *, if_match: str | None = None) -> None:
+        deletes.append(key)
+        if len(deletes) == 2:  # the migration stops between a copy and the delete of its source
+            raise StorageUnavailable("SlowDown", "DeleteObject")
+        real_delete(self, key, if_match=if_match)
+
+    monkeypatch.setattr(ObjectStore, "delete", fail_second_delete)
+    code, out, _ = run(capsys, "migrate", "--agent", "ann", "--names", "encrypted", "-q", "--workers", "1")
+    assert code == 1
+    assert out.splitlines()[0].startswith("failed: ann:/memories/")
+    assert out.splitlines()[0].endswith(": S3 DeleteObject failed (SlowDown)")
+    monkeypatch.setattr(ObjectStore, "delete", real_delete)
+    assert len(memory_keys(env)) == 4  # two files moved; one copied, its old key not yet deleted
+    assert mode_entries(env)[-1] == "names.00000002.to-encrypted"
+    for names in ("plain", "encrypted"):
+        assert err(make_tool("ann", names=names), command="view", path="/memories") == REFUSED.format("NamesMigrating")
+    code, _, error = run(capsys, "ls", "--agent", "ann")
+    assert code == 2
+    assert error == (
+        "s3memory: error: the agent's file names are being migrated (NamesMigrating); run `s3memory migrate "
+        "--agent ID --names MODE` again to finish (it resumes where it stopped)\n"
+    )
+
+    code, out, _ = run(capsys, "migrate", "--agent", "ann", "--names", "encrypted", "-q")
+    assert code == 0, out
+    assert out.splitlines()[0].startswith("moved 1 file in ")  # the copied one only loses its old key
+    assert out.splitlines()[0].endswith(" s (3 already stored encrypted)")
+    assert len(memory_keys(env)) == 3
+    assert_all_readable(make_tool, "encrypted")
+
+
+def test_a_file_the_migration_cannot_place_stays_and_keeps_the_agent_locked(
+    capsys: Any, env: Any, make_tool: Any
+) -> None:
+    seed(make_tool)
+    env.put_object(Bucket=BUCKET, Key=ANN + "stray/%41.md", Body=b"not ours")  # no memory path maps to it
+    code, out, error = run(capsys, "migrate", "--agent", "ann", "--names", "encrypted", "-q")
+    assert code == 1, error
+    assert out.splitlines()[0] == "failed: ann:/memories/stray/%41.md: not a memory path in either mode"
+    assert out.splitlines()[-1] == (
+        "ann: the migration is not finished; tools refuse the agent until `s3memory migrate` completes it"
+    )
+    assert ANN + "stray/%41.md" in listed_keys(env)
+    assert mode_entries(env)[-1] == "names.00000002.to-encrypted"
+
+
+def test_an_agent_with_an_interrupted_directory_change_is_refused(capsys: Any, env: Any, make_tool: Any) -> None:
+    seed(make_tool)
+    env.put_object(Bucket=BUCKET, Key=ANN + ".s3memory/intents/" + "0" * 32, Body=b"x")
+    code, _, error = run(capsys, "migrate", "--agent", "ann", "--names", "encrypted", "-q")
+    assert code == 1
+    assert error == "s3memory: error: agent ann has interrupted directory changes; run s3memory repair first\n"
+    assert mode_entries(env) == []
