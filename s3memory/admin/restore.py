@@ -7,17 +7,24 @@ ETag just read, so a concurrent write is never clobbered: it is reported instead
 not exist at TIME is deleted (conditional too). Nothing is irreversible in a versioned bucket:
 every replaced or deleted version stays. A file whose text is already what it was at TIME is left
 alone, so an interrupted restore is completed by running it again.
+
+Before its first change a restore writes an intent record, `.s3memory/restore` (sealed like any
+object, create-only), naming TIME and the path; it deletes it once every file is done. While it
+exists the memory may be half way between two states, and another restore (of another TIME or
+path) is refused until this one is run again to its end, so two restores never interleave.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Literal
 
-from s3memory.core.paths import MemoryPath
-from s3memory.errors import CommandError, IntegrityError, KeyUnavailable, PreconditionFailed, StorageError
+from s3memory.core.paths import RESERVED_SEGMENT, MemoryPath
+from s3memory.errors import CommandError, IntegrityError, KeyUnavailable, NotFound, PreconditionFailed, StorageError
 from s3memory.memory.explain import for_report
 from s3memory.storage.admin_store import AdminStore, Version
 from s3memory.storage.attribution import attributed
@@ -37,9 +44,62 @@ class Planned:
     version_id: str  # the version to bring back ("" for a delete)
 
 
+RECORD = MemoryPath((RESERVED_SEGMENT, "restore"))
+
+
+@dataclass(frozen=True)
+class Intent:
+    """What a restore under way brings back: the time (UTC, ISO 8601) and the path (None: all)."""
+
+    at: str
+    scope: str | None
+
+    @classmethod
+    def of(cls, at: datetime, scope: MemoryPath | None) -> Intent:
+        return cls(at.astimezone(timezone.utc).isoformat(), None if scope is None else scope.display)
+
+    def to_json(self) -> str:
+        return json.dumps({"v": 1, "at": self.at, "scope": self.scope}, separators=(",", ":"), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> Intent:
+        try:
+            data = json.loads(text)
+            if data["v"] != 1 or not isinstance(data["at"], str) or not isinstance(data["scope"], (str, type(None))):
+                raise ValueError("not a restore record")
+            return cls(data["at"], data["scope"])
+        except (KeyError, TypeError, ValueError):
+            raise IntegrityError() from None
+
+    def command(self, agent: str) -> str:
+        return f"s3memory restore --agent {agent} --at {self.at}" + ("" if self.scope is None else f" {self.scope}")
+
+
+def _begin(vault: Vault, intent: Intent) -> tuple[str, bool]:
+    """Write the intent record, or take over the same restore's (resumed: True). (ETag, resumed)"""
+    for _ in range(3):
+        try:
+            return vault.write(RECORD, intent.to_json(), if_none_match=True), False
+        except PreconditionFailed:
+            pass
+        try:
+            text, etag = vault.read(RECORD)
+        except NotFound:
+            continue  # finished meanwhile
+        other = Intent.from_json(text)
+        if other == intent:
+            return etag, True
+        raise CommandError(
+            f"agent {vault.agent_id} has an unfinished restore (to {other.at}); finish it first: "
+            f"{other.command(vault.agent_id)}"
+        )
+    raise CommandError(f"the restore record of agent {vault.agent_id} kept changing; run restore again")
+
+
 @dataclass
 class RestoreReport:
     planned: list[Planned] = field(default_factory=list)
+    resumed: bool = False  # an interrupted restore to the same time and path was completed
     written: int = 0
     deleted: int = 0
     unchanged: int = 0  # already as they were at TIME
@@ -95,7 +155,8 @@ def _apply(store: AdminStore, vault: Vault, step: Planned) -> Literal["written",
 def restore(
     store: AdminStore, vault: Vault, at: datetime, scope: MemoryPath | None, pool: Pool, tracker: Tracker
 ) -> RestoreReport:
-    report = RestoreReport(planned=plan(store, vault, at, scope))
+    etag, resumed = _begin(vault, Intent.of(at, scope))
+    report = RestoreReport(planned=plan(store, vault, at, scope), resumed=resumed)
     tracker.start(len(report.planned))
 
     def record(step: Planned, outcome: Callable[[], str]) -> None:
@@ -115,6 +176,9 @@ def restore(
     for step, future in pool.completed(lambda s: _apply(store, vault, s), report.planned):
         record(step, future.result)
     report.problems.sort()
+    if not report.problems:  # otherwise the record stays: running restore again completes it
+        with contextlib.suppress(PreconditionFailed):
+            store.delete(vault.key(RECORD), if_match=etag)
     return report
 
 

@@ -91,7 +91,7 @@ def run_redact(args: argparse.Namespace) -> int:
         raise UsageError("redact needs exactly one of --version V or --all-versions")
     can_confirm(args, "redact")
     with connect(args, keys=False) as ctx:
-        space = ctx.space(args.agent)
+        space = ctx.space(args.agent, need_names=True)
         path = space.parse(args.path)
         versions = file_versions(ctx.store, space.key(path))
         chosen = versions if args.all_versions else [v for v in versions if v.version_id == args.version]
@@ -144,5 +144,9 @@ def run_restore(args: argparse.Namespace) -> int:
     print_problems(report.problems)
     done = f"{report.written:,} written, {report.deleted:,} deleted, {report.unchanged:,} already as they were"
     line = f"restored {count(len(report.planned), 'file')} to {when} ({done}) in {time.monotonic() - started:.2f} s"
+    if report.resumed:
+        say("completed an interrupted restore to the same time")
+    if report.problems:
+        say("the restore is not finished: run the same command again to complete it")
     print_summary(line + failed_suffix(report.problems))
     return EXIT_FAILED if report.problems else EXIT_OK

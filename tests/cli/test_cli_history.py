@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import BUCKET, err, ok
+from tests.support import BUCKET, err, listed_keys, ok
 from tests.support.cli import run
 
 ANN = "agents/ann/"
@@ -184,3 +184,62 @@ def test_restore_needs_versioning_and_a_time_zone(capsys: Any, env: Any) -> None
     code, _, error = run(capsys, "restore", "--agent", "ann", "--at", "2026-11-20T09:30:00Z")
     assert code == 1
     assert f"restore needs S3 versioning, which is not enabled for bucket {BUCKET}" in error
+
+
+def test_an_interrupted_restore_keeps_its_record_and_refuses_another_until_finished(
+    capsys: Any, versioned: Any, make_tool: Any, monkeypatch: Any
+) -> None:
+    import time
+    from datetime import datetime, timezone
+
+    from s3memory.errors import StorageUnavailable
+    from s3memory.storage.store import ObjectStore
+
+    tool = make_tool("ann")
+    ok(tool, command="create", path="/memories/a.md", file_text="v1\n")
+    ok(tool, command="create", path="/memories/b.md", file_text="b1\n")
+    time.sleep(1.1)  # S3 times have whole seconds
+    at = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    time.sleep(1.1)
+    ok(tool, command="str_replace", path="/memories/a.md", old_str="v1", new_str="v2")
+    ok(tool, command="str_replace", path="/memories/b.md", old_str="b1", new_str="b2")
+    record = ANN + ".s3memory/restore"
+
+    real_put = ObjectStore.put
+
+    def failing_put(self: ObjectStore, key: str, *args: Any, **kwargs: Any) -> str:
+        if key == ANN + "b.md":
+            raise StorageUnavailable("SlowDown", "PutObject")
+        return real_put(self, key, *args, **kwargs)
+
+    monkeypatch.setattr(ObjectStore, "put", failing_put)
+    code, out, _ = run(capsys, "restore", "--agent", "ann", "--at", at)
+    monkeypatch.setattr(ObjectStore, "put", real_put)
+    assert code == 1
+    assert out.splitlines()[0] == "failed: ann:/memories/b.md: S3 PutObject failed (SlowDown)"
+    assert out.splitlines()[1] == "the restore is not finished: run the same command again to complete it"
+    assert re.fullmatch(
+        r"restored 2 files to \S+ \(1 written, 0 deleted, 0 already as they were\) in \S+ s; 1 failed",
+        out.splitlines()[2],
+    )
+    assert versioned.head_object(Bucket=BUCKET, Key=record)["ContentLength"] > 0  # the record stays
+    assert ok(make_tool("ann"), command="view", path="/memories/a.md").endswith("1\tv1")
+
+    code, _, error = run(capsys, "restore", "--agent", "ann", "--at", "2026-01-01T00:00:00Z")
+    assert code == 1
+    expected_at = at.replace("Z", "+00:00")
+    assert error == (
+        f"s3memory: error: agent ann has an unfinished restore (to {expected_at}); finish it first: "
+        f"s3memory restore --agent ann --at {expected_at}\n"
+    )
+
+    code, out, _ = run(capsys, "restore", "--agent", "ann", "--at", at)
+    assert code == 0, out
+    assert out.splitlines()[0] == "completed an interrupted restore to the same time"
+    assert re.fullmatch(
+        r"restored 2 files to \S+ \(1 written, 0 deleted, 1 already as they were\) in \S+ s", out.splitlines()[1]
+    )
+    assert [k for k in listed_keys(versioned) if k == record] == []
+    fresh = make_tool("ann")
+    assert ok(fresh, command="view", path="/memories/a.md").endswith("1\tv1")
+    assert ok(fresh, command="view", path="/memories/b.md").endswith("1\tb1")
