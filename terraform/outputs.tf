@@ -94,13 +94,49 @@ output "operator_policy_json" {
 }
 
 output "environment" {
-  description = "S3MEMORY_* environment variables for an application that uses this deployment."
-  value = {
+  description = "S3MEMORY_* environment variables for an application that uses this deployment; with retention_not_accessed_days set, also S3MEMORY_TRACK_ACCESS=true (the job counts reads only where the tools record them)."
+  value = merge({
     S3MEMORY_BUCKET          = aws_s3_bucket.this.id
     S3MEMORY_KEYSTORE_BUCKET = aws_s3_bucket.keystore.id
     S3MEMORY_PREFIX          = var.prefix
     S3MEMORY_KMS_KEY_ID      = aws_kms_key.data_keys.arn
     S3MEMORY_REGION          = local.region
     S3MEMORY_AGENT_ROLE_ARN  = aws_iam_role.agent_access.arn
-  }
+    S3MEMORY_NAMES           = var.file_names
+  }, var.retention_not_accessed_days == null ? {} : { S3MEMORY_TRACK_ACCESS = "true" })
+}
+
+output "retention_function_name" {
+  description = "Name of the retention job's function (null while the job is off)."
+  value       = one(aws_lambda_function.retention[*].function_name)
+}
+
+output "retention_function_arn" {
+  description = "ARN of the retention job's function (null while the job is off)."
+  value       = one(aws_lambda_function.retention[*].arn)
+}
+
+output "retention_role_arn" {
+  description = "ARN of the retention function's execution role (null while the job is off)."
+  value       = one(aws_iam_role.retention[*].arn)
+}
+
+output "retention_policy_json" {
+  description = "The retention function role's permissions policy, as deployed (null while the job is off)."
+  value       = local.retention_function_policy
+}
+
+output "retention_schedule_arn" {
+  description = "ARN of the EventBridge Scheduler schedule that runs the retention job (null while the job is off)."
+  value       = one(aws_scheduler_schedule.retention[*].arn)
+}
+
+output "retention_scheduler_role_arn" {
+  description = "ARN of the schedule's execution role, which may only invoke the retention function (null while the job is off)."
+  value       = one(aws_iam_role.retention_scheduler[*].arn)
+}
+
+output "retention_scheduler_policy_json" {
+  description = "The schedule role's permissions policy, as deployed (null while the job is off)."
+  value       = local.retention_scheduler_policy
 }

@@ -63,7 +63,7 @@ variable "agent_role_max_session_duration" {
 }
 
 variable "noncurrent_version_expiration_days" {
-  description = "Days after which noncurrent object versions (overwritten or deleted memories) are permanently removed."
+  description = "History window: days after which noncurrent object versions (overwritten, deleted or pruned memories) are permanently removed. Until then `s3memory history`, `show` and `restore` can reach them."
   type        = number
   default     = 30
 
@@ -81,6 +81,100 @@ variable "memory_expiration_days" {
   validation {
     condition     = var.memory_expiration_days == null ? true : (var.memory_expiration_days >= 1 && floor(var.memory_expiration_days) == var.memory_expiration_days)
     error_message = "memory_expiration_days must be null or a whole number of days, at least 1."
+  }
+}
+
+variable "retention_not_accessed_days" {
+  description = "Turns on the scheduled retention job: memory files neither read nor written for this many days are pruned (`s3memory prune --not-accessed-for <N>d` for every agent). Reads count only if the tools track access (S3MEMORY_TRACK_ACCESS, which the environment output then sets); an untracked file counts from its last write. Null (with retention_older_than_days null) leaves the job off. See README \"Retention\"."
+  type        = number
+  default     = null
+
+  validation {
+    condition     = var.retention_not_accessed_days == null ? true : (var.retention_not_accessed_days >= 1 && var.retention_not_accessed_days <= 36500 && floor(var.retention_not_accessed_days) == var.retention_not_accessed_days)
+    error_message = "retention_not_accessed_days must be null or a whole number of days from 1 to 36500."
+  }
+}
+
+variable "retention_older_than_days" {
+  description = "Turns on the scheduled retention job by modification instead: memory files whose content has not changed for this many days are pruned (`s3memory prune --older-than <N>d`). Unlike memory_expiration_days it keeps the `.s3memory/` bookkeeping and counts from the content's own time, which a rewrap keeps. At most one of this and retention_not_accessed_days."
+  type        = number
+  default     = null
+
+  validation {
+    condition     = var.retention_older_than_days == null ? true : (var.retention_older_than_days >= 1 && var.retention_older_than_days <= 36500 && floor(var.retention_older_than_days) == var.retention_older_than_days)
+    error_message = "retention_older_than_days must be null or a whole number of days from 1 to 36500."
+  }
+}
+
+variable "retention_schedule_expression" {
+  description = "When the retention job runs: an EventBridge Scheduler rate() or cron() expression."
+  type        = string
+  default     = "rate(1 day)"
+
+  validation {
+    condition     = can(regex("^(rate\\([1-9][0-9]* (minute|minutes|hour|hours|day|days)\\)|cron\\([^()]+\\))$", var.retention_schedule_expression))
+    error_message = "retention_schedule_expression must be rate(<n> minutes|hours|days) or cron(<fields>)."
+  }
+}
+
+variable "retention_schedule_timezone" {
+  description = "Time zone of a cron() retention_schedule_expression (IANA name, e.g. \"Europe/Paris\")."
+  type        = string
+  default     = "UTC"
+}
+
+variable "retention_dry_run" {
+  description = "Run the retention job with --dry-run: it logs how many files each agent would lose and deletes nothing. Use it for the first runs."
+  type        = bool
+  default     = false
+}
+
+variable "retention_package_path" {
+  description = "Path of the retention function's deployment package, built by terraform/functions/retention/build.sh (handler.py plus s3memory and its dependencies). Set this or retention_package_s3 when the job is on."
+  type        = string
+  default     = null
+}
+
+variable "retention_package_s3" {
+  description = "The retention function's deployment package as an S3 object (e.g. the zip of functions/retention/build.sh uploaded by CI), instead of retention_package_path."
+  type = object({
+    bucket         = string
+    key            = string
+    object_version = optional(string)
+  })
+  default = null
+}
+
+variable "retention_timeout" {
+  description = "Timeout of the retention function, seconds (60-900). A run stops starting new agents 60 s before it; agents it did not reach are pruned by a later run."
+  type        = number
+  default     = 900
+
+  validation {
+    condition     = var.retention_timeout >= 60 && var.retention_timeout <= 900
+    error_message = "retention_timeout must be between 60 and 900 seconds."
+  }
+}
+
+variable "retention_memory_size" {
+  description = "Memory of the retention function, MB (128-10240)."
+  type        = number
+  default     = 512
+
+  validation {
+    condition     = var.retention_memory_size >= 128 && var.retention_memory_size <= 10240
+    error_message = "retention_memory_size must be between 128 and 10240 MB."
+  }
+}
+
+variable "retention_log_retention_days" {
+  description = "Retention of the retention function's CloudWatch log group, in days."
+  type        = number
+  default     = 365
+
+  validation {
+    condition     = contains([1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653], var.retention_log_retention_days)
+    error_message = "retention_log_retention_days must be a retention period CloudWatch Logs accepts (e.g. 30, 90, 365)."
   }
 }
 
@@ -128,4 +222,15 @@ variable "tags" {
   description = "Tags added to every resource that supports them."
   type        = map(string)
   default     = {}
+}
+
+variable "file_names" {
+  description = "How the agents' tools store file and directory names: \"plain\", or \"encrypted\" (AES-SIV under each agent's name key, so CloudTrail data events, inventory and access logs see no name). Passed to the tools as S3MEMORY_NAMES in the environment output; convert existing agents with `s3memory migrate`."
+  type        = string
+  default     = "plain"
+
+  validation {
+    condition     = contains(["plain", "encrypted"], var.file_names)
+    error_message = "file_names must be \"plain\" or \"encrypted\"."
+  }
 }

@@ -248,3 +248,126 @@ run "zero_day_expiry_is_refused" {
   variables { memory_expiration_days = 0 }
   expect_failures = [var.memory_expiration_days]
 }
+
+run "retention_job_is_off_by_default" {
+  command = plan
+
+  assert {
+    condition     = length(aws_lambda_function.retention) == 0 && length(aws_scheduler_schedule.retention) == 0 && length(aws_iam_role.retention) == 0 && length(aws_iam_role.retention_scheduler) == 0
+    error_message = "no retention job without retention_not_accessed_days or retention_older_than_days"
+  }
+  assert {
+    condition     = output.retention_function_arn == null && output.retention_policy_json == null && !contains(keys(output.environment), "S3MEMORY_TRACK_ACCESS")
+    error_message = "the retention outputs are null and access tracking is not asked for while the job is off"
+  }
+}
+
+run "retention_job_deploys_the_documents_python_renders" {
+  command = apply
+
+  variables {
+    retention_not_accessed_days = 90
+    retention_package_s3        = { bucket = "acme-artifacts", key = "s3memory/retention.zip" }
+  }
+
+  override_resource {
+    target = aws_lambda_function.retention
+    values = { arn = "arn:aws:lambda:eu-west-1:123456789012:function:s3memory-retention" }
+  }
+  override_resource {
+    target = aws_cloudwatch_log_group.retention
+    values = { arn = "arn:aws:logs:eu-west-1:123456789012:log-group:/aws/lambda/s3memory-retention" }
+  }
+  override_resource {
+    target = aws_iam_role.retention
+    values = { arn = "arn:aws:iam::123456789012:role/s3memory-retention" }
+  }
+  override_resource {
+    target = aws_iam_role.retention_scheduler
+    values = { arn = "arn:aws:iam::123456789012:role/s3memory-retention-scheduler" }
+  }
+  override_resource {
+    target = aws_scheduler_schedule_group.retention
+    values = { arn = "arn:aws:scheduler:eu-west-1:123456789012:schedule-group/s3memory-retention" }
+  }
+
+  assert {
+    condition     = aws_iam_role_policy.retention[0].policy == var.expected["retention-function"] && output.retention_policy_json == var.expected["retention-function"]
+    error_message = "retention function policy differs from the Python rendering"
+  }
+  assert {
+    condition     = aws_iam_role.retention[0].assume_role_policy == var.expected["retention-trust"]
+    error_message = "retention function trust policy differs from the Python rendering"
+  }
+  assert {
+    condition     = aws_iam_role_policy.retention_scheduler[0].policy == var.expected["retention-scheduler"] && output.retention_scheduler_policy_json == var.expected["retention-scheduler"]
+    error_message = "schedule role policy differs from the Python rendering"
+  }
+  assert {
+    condition     = aws_iam_role.retention_scheduler[0].assume_role_policy == var.expected["retention-scheduler-trust"]
+    error_message = "schedule role trust policy differs from the Python rendering"
+  }
+  assert {
+    condition     = aws_scheduler_schedule.retention[0].target[0].arn == aws_lambda_function.retention[0].arn && aws_scheduler_schedule.retention[0].target[0].role_arn == aws_iam_role.retention_scheduler[0].arn && aws_scheduler_schedule.retention[0].schedule_expression == "rate(1 day)" && aws_scheduler_schedule.retention[0].group_name == "s3memory-retention"
+    error_message = "the schedule invokes the function daily with its own role, in its own group"
+  }
+  assert {
+    condition     = aws_lambda_function.retention[0].environment[0].variables == tomap({ S3MEMORY_BUCKET = "acme-s3memory", S3MEMORY_PREFIX = "agents/", S3MEMORY_REGION = "eu-west-1", RETENTION_DRY_RUN = "false", RETENTION_NOT_ACCESSED_DAYS = "90" })
+    error_message = "the function gets the bucket, prefix, region and period only (no key source, no keystore)"
+  }
+  assert {
+    condition     = aws_lambda_function.retention[0].role == aws_iam_role.retention[0].arn && aws_lambda_function.retention[0].reserved_concurrent_executions == 1 && aws_lambda_function.retention[0].s3_key == "s3memory/retention.zip" && aws_lambda_function.retention[0].filename == null
+    error_message = "the function runs as its role, one run at a time, from the S3 package"
+  }
+  assert {
+    condition     = output.environment["S3MEMORY_TRACK_ACCESS"] == "true"
+    error_message = "pruning by access asks the tools to track access"
+  }
+}
+
+run "retention_job_by_modification" {
+  command = plan
+
+  variables {
+    retention_older_than_days     = 365
+    retention_schedule_expression = "cron(0 3 * * ? *)"
+    retention_package_s3          = { bucket = "acme-artifacts", key = "s3memory/retention.zip" }
+  }
+
+  assert {
+    condition     = aws_lambda_function.retention[0].environment[0].variables["RETENTION_OLDER_THAN_DAYS"] == "365" && !contains(keys(aws_lambda_function.retention[0].environment[0].variables), "RETENTION_NOT_ACCESSED_DAYS")
+    error_message = "retention_older_than_days sets --older-than"
+  }
+  assert {
+    condition     = !contains(keys(output.environment), "S3MEMORY_TRACK_ACCESS") && aws_scheduler_schedule.retention[0].schedule_expression == "cron(0 3 * * ? *)"
+    error_message = "pruning by modification needs no access tracking"
+  }
+}
+
+run "retention_by_access_and_by_modification_is_refused" {
+  command = plan
+  variables {
+    retention_not_accessed_days = 90
+    retention_older_than_days   = 365
+    retention_package_s3        = { bucket = "acme-artifacts", key = "s3memory/retention.zip" }
+  }
+  expect_failures = [aws_lambda_function.retention]
+}
+
+run "retention_without_a_package_is_refused" {
+  command = plan
+  variables { retention_not_accessed_days = 90 }
+  expect_failures = [aws_lambda_function.retention]
+}
+
+run "zero_day_retention_is_refused" {
+  command = plan
+  variables { retention_not_accessed_days = 0 }
+  expect_failures = [var.retention_not_accessed_days]
+}
+
+run "at_schedule_expression_is_refused" {
+  command = plan
+  variables { retention_schedule_expression = "at(2030-01-01T00:00:00)" }
+  expect_failures = [var.retention_schedule_expression]
+}

@@ -31,6 +31,18 @@ RESOURCES: dict[str, tuple[str, str, str]] = {
     "keystore-bucket.json.tftpl": ("aws_s3_bucket_policy", "policy", 'bucket = "acme-s3memory-keys"'),
     "data-key.json.tftpl": ("aws_kms_key", "policy", "enable_key_rotation = true"),
     "sse-key.json.tftpl": ("aws_kms_key", "policy", "enable_key_rotation = true"),
+    "retention-function.json.tftpl": ("aws_iam_role_policy", "policy", 'name = "s3memory-retention"\n  role = "r"'),
+    "retention-trust.json.tftpl": ("aws_iam_role", "assume_role_policy", 'name = "s3memory-retention"'),
+    "retention-scheduler.json.tftpl": (
+        "aws_iam_role_policy",
+        "policy",
+        'name = "s3memory-retention-scheduler"\n  role = "r"',
+    ),
+    "retention-scheduler-trust.json.tftpl": (
+        "aws_iam_role",
+        "assume_role_policy",
+        'name = "s3memory-retention-scheduler"',
+    ),
     "lambda-execution.json.tftpl": ("aws_iam_role_policy", "policy", 'name = "s3memory-agent-lambda"\n  role = "r"'),
     "lambda-trust.json.tftpl": ("aws_iam_role", "assume_role_policy", 'name = "s3memory-agent-lambda"'),
 }

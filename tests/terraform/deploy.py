@@ -1,7 +1,7 @@
 """A concrete test deployment: the values `terraform/main.tf` passes to each policy template.
 
-`module_template_values()` mirrors the `templatefile()` calls in main.tf (test_hcl.py checks
-that main.tf passes exactly these names to each template), with fixed ARNs standing in for
+`module_template_values()` mirrors the `templatefile()` calls in main.tf and retention.tf
+(test_hcl.py checks that they pass exactly these names to each template), with fixed ARNs standing in for
 the resources Terraform would create.
 """
 
@@ -36,6 +36,14 @@ SSE_KEY_ARN = f"arn:aws:kms:{REGION}:{ACCOUNT}:key/9a8b7c6d-5e4f-4a3b-9c2d-1e0f2
 ACCOUNT_ROOT_ARN = f"arn:aws:iam::{ACCOUNT}:root"
 LOG_GROUP_ARN = f"arn:aws:logs:{REGION}:{ACCOUNT}:log-group:/aws/lambda/s3memory-agent"
 SECRET_ARN = f"arn:aws:secretsmanager:{REGION}:{ACCOUNT}:secret:anthropic-api-key-AbCdEf"
+
+# The retention job (retention.tf), as deployed with name = "s3memory".
+RETENTION_NAME = "s3memory-retention"
+RETENTION_FUNCTION_ARN = f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{RETENTION_NAME}"
+RETENTION_ROLE_ARN = f"arn:aws:iam::{ACCOUNT}:role/{RETENTION_NAME}"
+RETENTION_SCHEDULER_ROLE_ARN = f"arn:aws:iam::{ACCOUNT}:role/{RETENTION_NAME}-scheduler"
+RETENTION_LOG_GROUP_ARN = f"arn:aws:logs:{REGION}:{ACCOUNT}:log-group:/aws/lambda/{RETENTION_NAME}"
+RETENTION_SCHEDULE_GROUP_ARN = f"arn:aws:scheduler:{REGION}:{ACCOUNT}:schedule-group/{RETENTION_NAME}"
 
 AGENT_TAG_KEY = "s3memory-agent"
 AGENT_TAG_VARIABLE = "${aws:PrincipalTag/s3memory-agent}"
@@ -81,6 +89,20 @@ def module_template_values(prefix: str = PREFIX) -> dict[str, dict[str, str]]:
             "data_key_arn": DATA_KEY_ARN,
             "sse_key_arn": SSE_KEY_ARN,
             "region": REGION,
+        },
+        # retention.tf (the opt-in retention job)
+        "retention-trust.json.tftpl": {},
+        "retention-function.json.tftpl": {
+            "bucket_arn": BUCKET_ARN,
+            "agent_prefix": prefix,
+            "log_group_arn": RETENTION_LOG_GROUP_ARN,
+        },
+        "retention-scheduler-trust.json.tftpl": {
+            "account_id": ACCOUNT,
+            "schedule_group_arn": RETENTION_SCHEDULE_GROUP_ARN,
+        },
+        "retention-scheduler.json.tftpl": {
+            "function_arn": RETENTION_FUNCTION_ARN,
         },
     }
 

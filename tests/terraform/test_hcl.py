@@ -123,8 +123,8 @@ def test_prefix_validation_regex_refuses_iam_wildcards() -> None:
 def test_main_tf_renders_each_template_with_exactly_its_variables(
     folder: Path, policies: Path, values: dict[str, dict[str, str]]
 ) -> None:
-    """main.tf, the test values (deploy.py) and each template agree on the variable names."""
-    source = json.dumps(_load(folder / "main.tf"))
+    """The .tf files (main.tf, retention.tf), the test values (deploy.py) and each template agree on the names."""
+    source = json.dumps([_load(path) for path in sorted(folder.glob("*.tf"))])
     calls = {name: set(_OBJECT_KEY.findall(body)) for name, body in _TEMPLATEFILE.findall(source)}
     templates = {path.name for path in policies.glob("*.tftpl")}
     assert set(calls) == templates == set(values)
@@ -266,7 +266,7 @@ def _without_comments(body: Any) -> Any:
     return body
 
 
-MODULE_RESOURCES = _resources(TERRAFORM / "main.tf")
+MODULE_RESOURCES = {key: body for path in sorted(TERRAFORM.glob("*.tf")) for key, body in _resources(path).items()}
 
 
 def test_the_keystore_bucket_has_no_lifecycle_rule_and_no_replication() -> None:
@@ -339,7 +339,7 @@ def test_the_keystore_bucket_name_validation_accepts_only_bucket_names() -> None
 def test_the_environment_and_the_lambda_example_pass_the_keystore_bucket() -> None:
     outputs = _blocks(TERRAFORM / "outputs.tf", "output")
     environment = outputs["environment"]["value"]
-    assert environment["S3MEMORY_KEYSTORE_BUCKET"] == "${aws_s3_bucket.keystore.id}"
+    assert "S3MEMORY_KEYSTORE_BUCKET = aws_s3_bucket.keystore.id," in environment, environment
     assert outputs["keystore_bucket_name"]["value"] == "${aws_s3_bucket.keystore.id}"
     assert outputs["keystore_bucket_arn"]["value"] == "${aws_s3_bucket.keystore.arn}"
     function = _resources(EXAMPLE / "main.tf")[("aws_lambda_function", "agent")]
@@ -347,3 +347,5 @@ def test_the_environment_and_the_lambda_example_pass_the_keystore_bucket() -> No
     assert variables.startswith("${merge(module.s3memory.environment,"), variables
     handler = (EXAMPLE / "lambda" / "handler.py").read_text(encoding="utf-8")
     assert 'keystore_bucket=os.environ.get("S3MEMORY_KEYSTORE_BUCKET") or None' in handler
+    assert "S3MEMORY_NAMES = var.file_names}" in environment, environment
+    assert 'names="encrypted" if os.environ.get("S3MEMORY_NAMES") == "encrypted" else "plain",' in handler

@@ -133,6 +133,27 @@ def test_handler_keeps_branch_keys_in_the_keystore_bucket(deployed: dict[str, An
     assert stored(deployed["session"]) == ["agents/alice/notes/today/progress.md"]
 
 
+@pytest.mark.parametrize(("track", "tagged"), [("true", True), ("", False)])
+def test_handler_tracks_access_when_the_module_asks(
+    deployed: dict[str, Any], monkeypatch: pytest.MonkeyPatch, track: str, tagged: bool
+) -> None:
+    """S3MEMORY_TRACK_ACCESS (the module's environment sets it for the retention job by access)."""
+    monkeypatch.setenv("S3MEMORY_TRACK_ACCESS", track)
+    deployed["handler"].lambda_handler({"agent_id": "alice", "prompt": "Carry on."}, None)
+
+    key = "agents/alice/notes/today/progress.md"
+    tags = deployed["session"].client("s3").get_object_tagging(Bucket=BUCKET, Key=key)["TagSet"]
+    assert [t["Key"] for t in tags] == (["s3memory-accessed"] if tagged else [])
+
+
+def test_handler_refuses_a_track_access_flag_that_is_not_true_or_false(
+    deployed: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("S3MEMORY_TRACK_ACCESS", "yes")
+    with pytest.raises(RuntimeError, match=r"^environment variable S3MEMORY_TRACK_ACCESS must be true or false$"):
+        deployed["handler"].lambda_handler({"agent_id": "alice", "prompt": "hi"}, None)
+
+
 def test_handler_without_a_keystore_bucket_keeps_branch_keys_in_the_memory_bucket(
     deployed: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -27,6 +27,8 @@ Configuration (environment; Terraform sets all of it):
   memory bucket), S3MEMORY_PREFIX, S3MEMORY_KMS_KEY_ID, S3MEMORY_REGION,
   S3MEMORY_AGENT_ROLE_ARN, S3MEMORY_ENDPOINT_URL (optional: every AWS client here uses it),
   S3MEMORY_TRUST_EVENT_AGENT_ID (true or false, default false), S3MEMORY_AGENT_ID_CLAIM,
+  S3MEMORY_TRACK_ACCESS (true or false, default false: tag each file with the day it was last
+  used, for the module's retention job by access, which sets it),
   S3MEMORY_MODEL or ANTHROPIC_MODEL (default: s3memory's DEFAULT_MODEL),
   ANTHROPIC_MAX_TOKENS, ANTHROPIC_MAX_ITERATIONS,
   ANTHROPIC_API_KEY (local runs) or ANTHROPIC_API_KEY_SECRET_ARN (a Secrets Manager secret
@@ -67,6 +69,7 @@ progress that is not recorded in your memory directory."""
 
 MEMORY_BETA = "context-management-2025-06-27"
 TRUST_EVENT_AGENT_ID = "S3MEMORY_TRUST_EVENT_AGENT_ID"
+TRACK_ACCESS = "S3MEMORY_TRACK_ACCESS"
 AGENT_ID_CLAIM = "S3MEMORY_AGENT_ID_CLAIM"
 
 _api_key: str | None = None
@@ -97,11 +100,15 @@ def _model() -> str:
     return os.environ.get("S3MEMORY_MODEL") or os.environ.get("ANTHROPIC_MODEL") or DEFAULT_MODEL
 
 
-def _trusts_event_agent_id() -> bool:
-    value = os.environ.get(TRUST_EVENT_AGENT_ID, "").strip().lower()
+def _flag(name: str) -> bool:
+    value = os.environ.get(name, "").strip().lower()
     if value not in ("", "true", "false"):
-        raise RuntimeError(f"environment variable {TRUST_EVENT_AGENT_ID} must be true or false")
+        raise RuntimeError(f"environment variable {name} must be true or false")
     return value == "true"
+
+
+def _trusts_event_agent_id() -> bool:
+    return _flag(TRUST_EVENT_AGENT_ID)
 
 
 def _anthropic_api_key() -> str:
@@ -143,6 +150,8 @@ def _memory_tool(agent_id: str) -> S3MemoryTool:
         s3_client=s3,
         prefix=os.environ.get("S3MEMORY_PREFIX", "agents/"),
         keystore_bucket=os.environ.get("S3MEMORY_KEYSTORE_BUCKET") or None,
+        track_access=_flag(TRACK_ACCESS),
+        names="encrypted" if os.environ.get("S3MEMORY_NAMES") == "encrypted" else "plain",
     )
 
 
