@@ -31,8 +31,9 @@ typecheck: $(VENV)/.dev-installed
 tf-check:
 	bash scripts/tf-check.sh
 
+# Each test has its own in-process moto, so the suite runs on every core (at most 4 workers).
 pytest: $(VENV)/.dev-installed
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --maxprocesses=4
 
 # The storage suites again, against MiniStack on 127.0.0.1 (conditions moto ignores, real error codes).
 test-ministack: $(VENV)/.dev-installed
