@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Literal
 
+from s3memory.core.keyring import is_names_claim
 from s3memory.core.paths import RESERVED_SEGMENT, MemoryPath
 from s3memory.errors import CommandError, IntegrityError, KeyUnavailable, NotFound, PreconditionFailed, StorageError
 from s3memory.memory.explain import for_report
@@ -117,8 +118,26 @@ def parse_time(text: str) -> datetime:
     return when
 
 
+def migrated_at(vault: Vault) -> datetime | None:
+    """When the agent's file names were last converted (its newest name mode claim), or None."""
+    keystore = vault.keystore
+    claims = keystore.store.list_all(keystore.folder + "names.")
+    times = [o.last_modified for o in claims if o.last_modified and is_names_claim(o.key[len(keystore.folder) :])]
+    return max(times, default=None)
+
+
 def plan(store: AdminStore, vault: Vault, at: datetime, scope: MemoryPath | None) -> list[Planned]:
-    """What to write or delete so that every file under `scope` is as it was at `at`."""
+    """What to write or delete so that every file under `scope` is as it was at `at`.
+
+    Not to a time before the agent's names were last converted (`s3memory migrate`): the versions
+    from before are stored under the old names, so every file would look new since."""
+    moved = migrated_at(vault)
+    if moved is not None and at < moved:
+        raise CommandError(
+            f"the file names of agent {vault.agent_id} were converted (s3memory migrate) at "
+            f"{moved.astimezone(timezone.utc).isoformat()}; restore can go back to that time at the earliest: "
+            "earlier versions are stored under the old names"
+        )
     keys = merged_versions(store, vault, scope)
     steps: list[Planned] = []
     for path, versions in keys.items():  # each newest first
@@ -155,8 +174,9 @@ def _apply(store: AdminStore, vault: Vault, step: Planned) -> Literal["written",
 def restore(
     store: AdminStore, vault: Vault, at: datetime, scope: MemoryPath | None, pool: Pool, tracker: Tracker
 ) -> RestoreReport:
+    planned = plan(store, vault, at, scope)
     etag, resumed = _begin(vault, Intent.of(at, scope))
-    report = RestoreReport(planned=plan(store, vault, at, scope), resumed=resumed)
+    report = RestoreReport(planned=planned, resumed=resumed)
     tracker.start(len(report.planned))
 
     def record(step: Planned, outcome: Callable[[], str]) -> None:

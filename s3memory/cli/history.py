@@ -33,6 +33,7 @@ def _versioning_note(ctx: Context) -> None:
 
 def run_history(args: argparse.Namespace) -> int:
     from s3memory.admin.history import history
+    from s3memory.admin.restore import migrated_at
 
     started = time.monotonic()
     with connect(args) as ctx:
@@ -40,6 +41,13 @@ def run_history(args: argparse.Namespace) -> int:
         vault = ctx.vault(args.agent)
         path = vault.parse(args.path) if args.path else None
         report = history(ctx.store, vault, path, ctx.pool)
+        moved = migrated_at(vault)
+    if moved is not None:
+        sys.stderr.write(
+            f"note: the file names of agent {args.agent} were converted (s3memory migrate) at "
+            f"{moved.strftime('%Y-%m-%dT%H:%M:%SZ')}; versions from before are stored under the old names "
+            "and not shown\n"
+        )
     if args.json:
         emit_json(
             [

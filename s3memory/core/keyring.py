@@ -73,6 +73,12 @@ def names_claim(seq: int) -> str:
     return f"names.{seq:08d}"
 
 
+def is_names_claim(name: str) -> bool:
+    """True for the claim of a name mode set by `s3memory migrate` (seq 2 and up)."""
+    match = _NAMES_CLAIM.fullmatch(name)
+    return match is not None and int(match.group(1)) >= 2
+
+
 def parse_names_claim(body: bytes) -> str:
     """The mode a name mode claim holds; `IntegrityError` for anything else."""
     state = body.decode("ascii", "replace")
@@ -214,9 +220,8 @@ class Ring:
             if mode is not None:
                 ring.modes.setdefault(int(mode.group(1)), set()).add(mode.group(2))
                 continue
-            mode_claim = _NAMES_CLAIM.fullmatch(name)
-            if mode_claim is not None and int(mode_claim.group(1)) >= 2:
-                ring.mode_claims.add(int(mode_claim.group(1)))
+            if is_names_claim(name):
+                ring.mode_claims.add(int(name.removeprefix("names.")))
                 continue
             record = parse_index(name)
             if record is not None:

@@ -32,6 +32,12 @@ def mode_entries(s3: Any) -> list[str]:
     return sorted(k[len(folder) :] for k in listed_keys(s3) if k.startswith(folder + "names."))
 
 
+@pytest.fixture
+def versioned_env(env: Any) -> Any:
+    env.put_bucket_versioning(Bucket=BUCKET, VersioningConfiguration={"Status": "Enabled"})
+    return env
+
+
 def seed(make_tool: Any, names: str = "plain") -> None:
     tool = make_tool("ann", names=names)
     for path, text in FILES.items():
@@ -144,3 +150,36 @@ def test_an_agent_with_an_interrupted_directory_change_is_refused(capsys: Any, e
     assert code == 1
     assert error == "s3memory: error: agent ann has interrupted directory changes; run s3memory repair first\n"
     assert mode_entries(env) == []
+
+
+def test_restore_does_not_go_back_past_a_migration(capsys: Any, versioned_env: Any, make_tool: Any) -> None:
+    """Versions from before a migration are stored under the old names: a restore to a time before
+    it would see every file as new since, and delete it. It is refused instead, changing nothing."""
+    import time
+    from datetime import datetime, timezone
+
+    seed(make_tool)
+    time.sleep(1.1)  # S3 times have whole seconds
+    before = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    time.sleep(1.1)
+    code, out, _ = run(capsys, "migrate", "--agent", "ann", "--names", "encrypted", "-q")
+    assert code == 0, out
+    keys = listed_keys(versioned_env)
+    claim = versioned_env.head_object(Bucket=BUCKET, Key=ANN + ".s3memory/keys/names.00000003")
+    converted = claim["LastModified"].astimezone(timezone.utc).isoformat()
+    for extra in ((), ("--dry-run",)):
+        code, _, error = run(capsys, "restore", "--agent", "ann", "--at", before, *extra)
+        assert code == 1
+        assert error == (
+            f"s3memory: error: the file names of agent ann were converted (s3memory migrate) at {converted}; "
+            "restore can go back to that time at the earliest: earlier versions are stored under the old names\n"
+        )
+    assert listed_keys(versioned_env) == keys  # no restore record, nothing deleted
+    assert_all_readable(make_tool, "encrypted")
+    code, out, error = run(capsys, "history", "--agent", "ann")
+    assert code == 0
+    assert error == (
+        f"note: the file names of agent ann were converted (s3memory migrate) at "
+        f"{converted.replace('+00:00', 'Z')}; versions from before are stored under the old names and not shown\n"
+    )
+    assert [line.split()[1] for line in out.splitlines()[:-1]] == ["created"] * 3  # the copies, under the new names
