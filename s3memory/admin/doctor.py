@@ -32,6 +32,7 @@ NAMES = (
     "delete_objects_if_match",
     "copy_if_match",
     "versioning",
+    "keystore_lifecycle",
     "kms_context",
     "kms_reencrypt",
 )
@@ -39,6 +40,8 @@ REQUIRED = ("put_if_none_match", "put_if_match")
 S3_PROBES = frozenset(NAMES[:5])
 EXTRA_WEAKER = {
     "versioning": "purge and history have one version per object only; an overwritten or deleted file is gone",
+    "keystore_lifecycle": "a lifecycle rule may expire the agents' branch keys, after which their files cannot be "
+    "decrypted: keep .s3memory/keys/ out of expiration rules, or the keys in S3MEMORY_KEYSTORE_BUCKET",
     "kms_context": "data keys are not bound to the agent by KMS encryption context",
     "kms_reencrypt": "rewrap cannot move data keys inside KMS",
 }
@@ -94,9 +97,33 @@ def _must_refuse(
     return False, f"{what}: IGNORED (answered success)"
 
 
+def expires_keystores(rule: dict[str, Any], prefix: str) -> bool:
+    """True if lifecycle `rule` expires current objects that may be under an agent's keystore,
+    `{prefix}{agent}/.s3memory/keys/` (untagged objects of any size: tag filters exclude them)."""
+    expiration = rule.get("Expiration", {})
+    if rule.get("Status") != "Enabled" or not ("Days" in expiration or "Date" in expiration):
+        return False
+    scope = rule.get("Filter", {"Prefix": rule.get("Prefix", "")})
+    scope = scope.get("And", scope)
+    if "Tag" in scope or scope.get("Tags"):
+        return False
+    rule_prefix = str(scope.get("Prefix", ""))
+    if prefix.startswith(rule_prefix):
+        return True
+    if not rule_prefix.startswith(prefix):
+        return False
+    _, slash, tail = rule_prefix[len(prefix) :].partition("/")
+    folder = ".s3memory/keys/"
+    return not slash or folder.startswith(tail) or tail.startswith(folder)
+
+
 class Doctor:
-    def __init__(self, s3: Any, kms: Any, bucket: str, prefix: str, kms_key_id: str | None) -> None:
+    def __init__(
+        self, s3: Any, kms: Any, bucket: str, prefix: str, kms_key_id: str | None, keystore_bucket: str | None = None
+    ) -> None:
         self.s3, self.kms, self.bucket, self.kms_key_id = s3, kms, bucket, kms_key_id
+        self.prefix = prefix
+        self.keystore_bucket = keystore_bucket or bucket
         install_log_filter()
         self.scratch = f"{prefix}.s3memory-doctor/{uuid.uuid4().hex}/"
         self.key = self.scratch + "probe"
@@ -183,6 +210,18 @@ class Doctor:
         except ClientError as err:
             return False, f"versioning state unknown ({_code(err)})"
         return status == "Enabled", f"bucket versioning: {status}"
+
+    def _keystore_lifecycle(self) -> tuple[bool, str]:
+        try:
+            rules = self.s3.get_bucket_lifecycle_configuration(Bucket=self.keystore_bucket).get("Rules", [])
+        except ClientError as err:
+            if _code(err) == "NoSuchLifecycleConfiguration":
+                return True, "no lifecycle rule in the keystore's bucket"
+            return False, f"lifecycle rules of the keystore's bucket unknown ({_code(err)})"
+        risky = [str(rule.get("ID") or "(no id)") for rule in rules if expires_keystores(rule, self.prefix)]
+        if risky:
+            return False, f"lifecycle rule {', '.join(risky)} expires objects under the agents' keystores"
+        return True, "no lifecycle rule expires the agents' branch keys"
 
     # -- KMS probes --
     _PROBE_CONTEXT = encryption_context("doctor-probe")

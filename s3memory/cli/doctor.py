@@ -14,7 +14,9 @@ def run_doctor(args: argparse.Namespace) -> int:
 
     kms_key = args.kms_key_id or os.environ.get("S3MEMORY_KMS_KEY_ID") or None
     with connect(args, keys=False) as ctx:
-        diagnosis = Doctor(ctx.store.s3, ctx.kms, ctx.settings.bucket, ctx.settings.prefix, kms_key).run()
+        diagnosis = Doctor(
+            ctx.store.s3, ctx.kms, ctx.settings.bucket, ctx.settings.prefix, kms_key, ctx.keystore.bucket
+        ).run()
     if args.json:
         emit_json(diagnosis.to_json())
         return EXIT_OK if diagnosis.safe else EXIT_FAILED

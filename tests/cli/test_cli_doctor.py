@@ -39,6 +39,7 @@ def test_doctor_json_on_moto(capsys: Any, env: Any, kms_key: str, monkeypatch: A
         "delete_objects_if_match": False,
         "copy_if_match": False,
         "versioning": False,
+        "keystore_lifecycle": True,
         "kms_context": True,
         "kms_reencrypt": True,
     }
@@ -56,18 +57,19 @@ def test_doctor_table_says_what_is_ignored(capsys: Any, env: Any, s3: Any) -> No
     code, out, err = run(capsys, "doctor")
     assert (code, err) == (0, "")
     lines = out.splitlines()
-    assert lines[1:9] == [
+    assert lines[1:10] == [
         "put_if_none_match        yes  create over an existing key: refused (412)",
         "put_if_match             yes  replace of a changed version refused (412); of the current version done",
         "delete_if_match          yes  delete of a changed version: refused (412)",
         "delete_objects_if_match  NO   batch delete of a changed version: IGNORED (deleted it)",
         "copy_if_match            NO   copy of a changed version: IGNORED (answered success)",
         "versioning               yes  bucket versioning: Enabled",
+        "keystore_lifecycle       yes  no lifecycle rule in the keystore's bucket",
         "kms_context              NO   not checked: no KMS key configured (S3MEMORY_KMS_KEY_ID)",
         "kms_reencrypt            NO   not checked: no KMS key configured (S3MEMORY_KMS_KEY_ID)",
     ]
-    assert lines[9] == "checksums                yes  a PUT with the client's checksum settings works"
-    assert lines[10] == "safe: conditional creates and edits are enforced, so no update is lost and one create wins"
+    assert lines[10] == "checksums                yes  a PUT with the client's checksum settings works"
+    assert lines[11] == "safe: conditional creates and edits are enforced, so no update is lost and one create wins"
     versions = s3.list_object_versions(Bucket=BUCKET)
     assert versions.get("Versions", []) == []
     assert versions.get("DeleteMarkers", []) == []
@@ -94,6 +96,7 @@ def test_doctor_json_on_ministack(capsys: Any, env: Any, kms_key: str, monkeypat
         "delete_objects_if_match": True,
         "copy_if_match": True,
         "versioning": False,
+        "keystore_lifecycle": True,
         "kms_context": True,
         "kms_reencrypt": False,
     }
@@ -102,3 +105,26 @@ def test_doctor_json_on_ministack(capsys: Any, env: Any, kms_key: str, monkeypat
         "purge and history have one version per object only; an overwritten or deleted file is gone",
         "rewrap cannot move data keys inside KMS",
     ]
+
+
+@pytest.mark.moto_only
+def test_doctor_warns_of_a_lifecycle_rule_that_expires_branch_keys(capsys: Any, env: Any, s3: Any) -> None:
+    rules = [
+        {"ID": "tagged", "Status": "Enabled", "Filter": {"Tag": {"Key": "s3memory-accessed", "Value": "x"}},
+         "Expiration": {"Days": 30}},
+        {"ID": "elsewhere", "Status": "Enabled", "Filter": {"Prefix": "logs/"}, "Expiration": {"Days": 30}},
+    ]  # fmt: skip
+    s3.put_bucket_lifecycle_configuration(Bucket=BUCKET, LifecycleConfiguration={"Rules": rules})
+    code, out, _ = run(capsys, "doctor")
+    assert code == 0
+    assert "keystore_lifecycle       yes  no lifecycle rule expires the agents' branch keys" in out.splitlines()
+    rules.append({"ID": "age", "Status": "Enabled", "Filter": {"Prefix": "agents/"}, "Expiration": {"Days": 90}})
+    s3.put_bucket_lifecycle_configuration(Bucket=BUCKET, LifecycleConfiguration={"Rules": rules})
+    code, out, _ = run(capsys, "doctor")
+    assert code == 0  # still safe (conditions are enforced), but said plainly
+    lines = out.splitlines()
+    assert "keystore_lifecycle       NO   lifecycle rule age expires objects under the agents' keystores" in lines
+    assert (
+        "weaker: a lifecycle rule may expire the agents' branch keys, after which their files cannot be decrypted: "
+        "keep .s3memory/keys/ out of expiration rules, or the keys in S3MEMORY_KEYSTORE_BUCKET"
+    ) in lines
