@@ -37,7 +37,7 @@ from tests.terraform.deploy import (
     PREFIX,
     policy,
 )
-from tests.terraform.simulator import Simulator, SimulatorUnavailable
+from tests.terraform.simulator import Simulator
 
 AGENT = "agent-42"
 SIBLING = "agent-4"
@@ -304,17 +304,6 @@ def _s3_requests(run: Run) -> list[S3Request]:
                 headers = (("s3:if-none-match", call.params["IfNoneMatch"]),) if conditional else ()
                 requests.update((action, f"{bucket_arn}/{key}", headers) for key in _keys_of(call))
     return sorted(requests)
-
-
-@pytest.fixture(scope="module")
-def simulator() -> Iterator[Simulator | str]:
-    try:
-        sim = Simulator()
-    except SimulatorUnavailable as missing:
-        yield str(missing)
-        return
-    yield sim
-    sim.close()
 
 
 def _decisions(simulator: Simulator | str, run: Run, tag: str) -> dict[tuple[str, str], str]:

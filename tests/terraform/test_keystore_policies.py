@@ -14,7 +14,6 @@ hold by itself.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -31,7 +30,7 @@ from tests.terraform.deploy import (
     SSE_KEY_ARN,
     policy,
 )
-from tests.terraform.simulator import Decision, Simulator, SimulatorUnavailable
+from tests.terraform.simulator import Decision, Simulator
 
 ALLOWED, IMPLICIT, EXPLICIT = "Allowed", "ImplicitlyDenied", "ExplicitlyDenied"
 WIDE_S3 = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}]}
@@ -53,17 +52,6 @@ def folder(agent: str) -> str:
 
 def key_arn(bucket_arn: str, agent: str, name: str = CLAIM) -> str:
     return f"{bucket_arn}/{folder(agent)}{name}"
-
-
-@pytest.fixture(scope="module")
-def simulator() -> Iterator[Simulator | str]:
-    try:
-        sim = Simulator()
-    except SimulatorUnavailable as missing:
-        yield str(missing)
-        return
-    yield sim
-    sim.close()
 
 
 class Keystore:

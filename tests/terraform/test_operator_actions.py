@@ -42,7 +42,7 @@ from tests.terraform.deploy import (
     policy,
 )
 from tests.terraform.recording import Call, actions_used, granted_actions, iam_requests, kms_action, recording
-from tests.terraform.simulator import Simulator, SimulatorUnavailable
+from tests.terraform.simulator import Simulator
 
 ALLOWED, IMPLICIT, EXPLICIT = "Allowed", "ImplicitlyDenied", "ExplicitlyDenied"
 AGENT = "alice"
@@ -128,17 +128,6 @@ def runs() -> Iterator[dict[str, list[Call]]]:
                 assert code == 0, (name, output)
                 recorded[name] = recorder.take()
         yield recorded
-
-
-@pytest.fixture(scope="module")
-def simulator() -> Iterator[Simulator | str]:
-    try:
-        sim = Simulator()
-    except SimulatorUnavailable as missing:
-        yield str(missing)
-        return
-    yield sim
-    sim.close()
 
 
 def _sim(simulator: Simulator | str) -> Simulator:

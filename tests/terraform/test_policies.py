@@ -15,7 +15,6 @@ to the agent tag is checked by structural assertions on the rendered JSON (see t
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -38,7 +37,7 @@ from tests.terraform.deploy import (
     example_policy,
     policy,
 )
-from tests.terraform.simulator import Decision, Simulator, SimulatorUnavailable
+from tests.terraform.simulator import Decision, Simulator
 
 ALLOWED, IMPLICIT, EXPLICIT = "Allowed", "ImplicitlyDenied", "ExplicitlyDenied"
 WIDE_S3 = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}]}
@@ -52,17 +51,6 @@ def session_of(agent: str) -> str:
 
 def obj(key: str) -> str:
     return f"{BUCKET_ARN}/{key}"
-
-
-@pytest.fixture(scope="module")
-def simulator() -> Iterator[Simulator | str]:
-    try:
-        sim = Simulator()
-    except SimulatorUnavailable as missing:
-        yield str(missing)
-        return
-    yield sim
-    sim.close()
 
 
 class Requests:

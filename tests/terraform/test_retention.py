@@ -44,7 +44,7 @@ from tests.terraform.deploy import (
     policy,
 )
 from tests.terraform.recording import Call, actions_used, granted_actions, iam_requests, recording
-from tests.terraform.simulator import Simulator, SimulatorUnavailable
+from tests.terraform.simulator import Simulator
 
 HANDLER = TERRAFORM / "functions" / "retention" / "handler.py"
 MOTO_REGION = "us-east-1"
@@ -319,17 +319,6 @@ def recorded() -> Iterator[list[Call]]:
         with recording(patch) as recorder:
             assert handler.lambda_handler({}, Lambda())["deleted"] == 2
             yield recorder.take()
-
-
-@pytest.fixture(scope="module")
-def simulator() -> Iterator[Simulator | str]:
-    try:
-        sim = Simulator()
-    except SimulatorUnavailable as missing:
-        yield str(missing)
-        return
-    yield sim
-    sim.close()
 
 
 def _evaluate(
