@@ -20,7 +20,7 @@ import contextlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Literal
 
 from s3memory.core.keyring import is_names_claim
@@ -119,11 +119,16 @@ def parse_time(text: str) -> datetime:
 
 
 def migrated_at(vault: Vault) -> datetime | None:
-    """When the agent's file names were last converted (its newest name mode claim), or None."""
+    """When the agent's file names were last converted (its newest name mode claim), rounded up to
+    a whole second (the precision of --at), or None."""
     keystore = vault.keystore
     claims = keystore.store.list_all(keystore.folder + "names.")
     times = [o.last_modified for o in claims if o.last_modified and is_names_claim(o.key[len(keystore.folder) :])]
-    return max(times, default=None)
+    newest = max(times, default=None)
+    if newest is None:
+        return None
+    whole = newest.astimezone(timezone.utc).replace(microsecond=0)
+    return whole if whole == newest else whole + timedelta(seconds=1)
 
 
 def plan(store: AdminStore, vault: Vault, at: datetime, scope: MemoryPath | None) -> list[Planned]:
@@ -135,7 +140,7 @@ def plan(store: AdminStore, vault: Vault, at: datetime, scope: MemoryPath | None
     if moved is not None and at < moved:
         raise CommandError(
             f"the file names of agent {vault.agent_id} were converted (s3memory migrate) at "
-            f"{moved.astimezone(timezone.utc).isoformat()}; restore can go back to that time at the earliest: "
+            f"{moved.strftime('%Y-%m-%dT%H:%M:%SZ')}; restore can go back to that time at the earliest: "
             "earlier versions are stored under the old names"
         )
     keys = merged_versions(store, vault, scope)
