@@ -130,12 +130,19 @@ class Run:
     calls: list[Call]
     key_id: str
     keystore_bucket: str  # where the branch keys went: KEYSTORE_BUCKET, or BUCKET without one
+    names: str  # how the tools stored file names: "plain" or "encrypted"
 
 
-@pytest.fixture(scope="module", params=[None, KEYSTORE_BUCKET], ids=["keys-in-memory-bucket", "keystore-bucket"])
+@pytest.fixture(
+    scope="module",
+    params=[(None, "plain"), (KEYSTORE_BUCKET, "plain"), (None, "encrypted"), (KEYSTORE_BUCKET, "encrypted")],
+    ids=["keys-in-memory-bucket", "keystore-bucket", "hidden-names", "hidden-names-keystore-bucket"],
+)
 def run(request: pytest.FixtureRequest) -> Iterator[Run]:
-    """Every command (and the failing ones) once, as agent-42, recorded."""
-    keystore_bucket: str | None = request.param
+    """Every command (and the failing ones) once, as agent-42, recorded; with file names stored
+    plain or encrypted (which adds the name key and the mode entry to the keystore's writes)."""
+    keystore_bucket: str | None = request.param[0]
+    names: str = request.param[1]
     with mock_aws():
         s3 = boto3.client("s3", region_name=REGION)
         kms = boto3.client("kms", region_name=REGION)
@@ -156,6 +163,7 @@ def run(request: pytest.FixtureRequest) -> Iterator[Run]:
                 prefix=PREFIX,
                 keystore_bucket=keystore_bucket,
                 track_access=True,  # the run covers the access tag's requests too
+                names=names,  # type: ignore[arg-type]
             )
 
         with new_tool() as writer:
@@ -169,7 +177,7 @@ def run(request: pytest.FixtureRequest) -> Iterator[Run]:
             reader.call({"command": "view", "path": "/memories/keep.txt"})
             reader.call({"command": "str_replace", "path": "/memories/keep.txt", "old_str": "x", "new_str": "y"})
             reader.clear_all_memory()
-        yield Run(list(recorder.calls), key_id, keystore_bucket or BUCKET)
+        yield Run(list(recorder.calls), key_id, keystore_bucket or BUCKET, names)
 
 
 def _actions(call: Call) -> tuple[str, ...]:
@@ -259,6 +267,21 @@ def test_the_run_reached_the_keystore(run: Run) -> None:
     ]
     assert {c.params["Bucket"] for c in keystore_calls} == {run.keystore_bucket}
     assert "PutObject" in {c.operation for c in keystore_calls}
+
+
+def test_the_keystore_writes_are_those_of_the_name_mode(run: Run) -> None:
+    """With hidden names the agent also creates its name key (generation 0) and the entry of its
+    mode; every one of them is checked against the policies below like the branch key's."""
+    written = sorted(
+        key.removeprefix(KEYSTORE_FOLDER).split("-")[0].split(".00")[0]
+        for call in run.calls
+        if call.service == "s3" and call.operation == "PutObject"
+        for key in _keys_of(call)
+        if key.startswith(KEYSTORE_FOLDER)
+    )
+    branch_key = ["00000001", "00000001"]  # the claim and the index entry
+    expected = ["00000000", "00000000", *branch_key, "names"] if run.names == "encrypted" else branch_key
+    assert written == expected
 
 
 def test_the_agent_only_creates_branch_keys(run: Run) -> None:
