@@ -19,7 +19,6 @@ import base64
 import binascii
 import hmac
 import os
-import re
 import struct
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -30,6 +29,8 @@ from cryptography.hazmat.primitives.hashes import SHA256
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from s3memory.errors import IntegrityError
+
+from .keyring import is_branch_id
 
 VERSION = 2  # what `seal` writes
 VERSIONS = (1, 2)  # what `open_sealed` reads
@@ -58,7 +59,6 @@ _META_KEYS = {
     1: frozenset({META_VERSION, META_PROVIDER, META_WRAPPED_KEY, META_SALT, META_COMMITMENT}),
     2: frozenset({META_VERSION, META_PROVIDER, META_BRANCH, META_SALT, META_COMMITMENT}),
 }
-_BRANCH_ID = re.compile(r"[0-9]{8}-[0-9a-f]{16}")
 _MAX_MODIFIED = 2**63 - 1
 _MAX_WRAPPED_KEY_BYTES = 1024
 _PROVIDER_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-._:")
@@ -134,7 +134,7 @@ class Header:
             raise IntegrityError()
         if version == 2:
             branch_id = ours[META_BRANCH]
-            if _BRANCH_ID.fullmatch(branch_id) is None:
+            if not is_branch_id(branch_id):
                 raise IntegrityError()
             if attribution and not TAG_BYTES < len(attribution) <= _MAX_ATTRIBUTION_BYTES:
                 raise IntegrityError()

@@ -95,6 +95,11 @@ def new_branch_id(generation: int) -> str:
     return f"{generation:08d}-{secrets.token_hex(8)}"
 
 
+def is_branch_id(text: str) -> bool:
+    """True for `{generation:08d}-{16 lowercase hex}`, the form of every branch key id."""
+    return _BRANCH_ID.fullmatch(text) is not None
+
+
 def generation_of(branch_id: str) -> int:
     match = _BRANCH_ID.fullmatch(branch_id)
     if match is None:
@@ -117,7 +122,7 @@ class BranchRecord:
     def __post_init__(self) -> None:
         if (
             self.names not in ("", "encrypted")
-            or _BRANCH_ID.fullmatch(self.branch_id) is None
+            or not is_branch_id(self.branch_id)
             or _PROVIDER.fullmatch(self.provider) is None
             or not 0 < len(self.wrapped) <= MAX_WRAPPED_BYTES
             or not 0 <= self.created < 2**63
