@@ -263,13 +263,13 @@ class Keystore:
                 raise
             log.warning("s3memory: could not write a name mode entry (%s); readers read its claim", err.code)
             return
-        ring = self.keys.cached_ring(self.location)
-        if ring is not None:
-            updated = ring.copy()
-            updated.modes.setdefault(seq, set()).add(state)
+
+        def add(ring: Ring) -> None:
+            ring.modes.setdefault(seq, set()).add(state)
             if seq >= 2:
-                updated.mode_claims.add(seq)
-            self.keys.remember_ring(self.location, updated)
+                ring.mode_claims.add(seq)
+
+        self._cached_change(add)
 
     def _key(self, record: BranchRecord) -> BranchKey:
         cached = self.keys.cached_ring(self.location)
@@ -296,18 +296,26 @@ class Keystore:
         self._add_to_cache(record)
         return record, True
 
-    def _add_to_cache(self, record: BranchRecord) -> None:
+    def _cached_change(self, change: Callable[[Ring], None]) -> bool:
+        """Apply `change` to a copy of the cached listing and keep that; False if none is cached."""
         ring = self.keys.cached_ring(self.location)
-        if ring is None:  # expired meanwhile: read it again rather than forget the older keys
-            self.ring(refresh=True)
-            return
+        if ring is None:
+            return False
         updated = ring.copy()
-        if record.generation == keyring.NAME_KEY_GENERATION:
-            updated.name_claimed = True
-        else:
-            updated.claims.setdefault(record.generation, "")
-        updated.records.setdefault(record.branch_id, []).append(record)
+        change(updated)
         self.keys.remember_ring(self.location, updated)
+        return True
+
+    def _add_to_cache(self, record: BranchRecord) -> None:
+        def add(ring: Ring) -> None:
+            if record.generation == keyring.NAME_KEY_GENERATION:
+                ring.name_claimed = True
+            else:
+                ring.claims.setdefault(record.generation, "")
+            ring.records.setdefault(record.branch_id, []).append(record)
+
+        if not self._cached_change(add):  # expired meanwhile: read it again rather than forget the older keys
+            self.ring(refresh=True)
 
     def _write_index(self, record: BranchRecord) -> None:
         """Best effort: a missing index entry only costs readers one GET of the claim."""
