@@ -30,6 +30,7 @@ from s3memory.storage.keyspace import AgentKeyspace
 from s3memory.storage.vault import Vault
 
 from .common import Problem, Tracker, is_folder_marker
+from .names import fixed
 
 
 @dataclass
@@ -37,7 +38,6 @@ class MigrateReport:
     target: str
     moved: int = 0
     already: int = 0  # already stored under the target encoding
-    resumed: bool = False  # a migration to the target was under way
     finished: bool = False  # the agent is now in the target mode
     problems: list[Problem] = field(default_factory=list)
 
@@ -74,11 +74,11 @@ def migrate(vault: Vault, target: NameMode, pool: Pool, tracker: Tracker) -> Mig
         raise CommandError(f"agent {vault.agent_id} has interrupted directory changes; run s3memory repair first")
     state = mover.keystore.names_state(mover.keystore.ring(refresh=True))
     seq, mode = (1, "plain") if state is None else state  # mode 1 is claimed with generation 1
-    report = MigrateReport(target, resumed=mode == f"to-{target}")
+    report = MigrateReport(target)
     cipher = mover.name_cipher()
     layouts = _Layouts(
-        AgentKeyspace(space.prefix, space.agent_id, lambda: PLAIN, False),
-        AgentKeyspace(space.prefix, space.agent_id, lambda: cipher, True),
+        fixed(space, PLAIN),
+        fixed(space, cipher),
     )
     if mode != target and mode != f"to-{target}":
         seq, mode = mover.keystore.claim_names(seq + 1, f"to-{target}")
