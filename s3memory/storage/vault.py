@@ -75,14 +75,20 @@ class Vault:
             names_on_create="encrypted" if names == "encrypted" else "",
         )  # fmt: skip
         self._ciphers: dict[str, NameCipher] = {}
+        self._codec: tuple[Ring, NameCodec] | None = None  # the codec, and the listing it was resolved from
         self._no_files = False
 
     # -- the name mode --
     def codec(self) -> NameCodec:
         """The codec of the agent's names: checks the mode (one keystore read when cold, none when
-        warm) and, for an encrypted-names tool on a new agent, puts the agent in that mode."""
+        warm). Resolved once per keystore listing: every key of a listing asks for it."""
         ring = self.keystore.ring()
-        return PLAIN if self.name_mode(ring) == "plain" else self.name_cipher()
+        resolved = self._codec
+        if resolved is not None and resolved[0] is ring:
+            return resolved[1]
+        codec = PLAIN if self.name_mode(ring) == "plain" else self.name_cipher()
+        self._codec = (ring, codec)
+        return codec
 
     def name_cipher(self) -> NameCipher:
         """The agent's encrypted-names codec (its name key is created if it has none)."""
