@@ -17,6 +17,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from .core import limits as defaults
 from .core.guard import GuardMode
+from .core.names import NameMode
+from .core.options import AgentOptions, MemoryOptions
 from .core.paths import validate_prefix
 
 if TYPE_CHECKING:
@@ -26,7 +28,6 @@ if TYPE_CHECKING:
 
     from .core.limits import Limits
     from .storage.keys import Keys
-    from .storage.vault import Vault
 
 
 class StorageSettings(BaseSettings):
@@ -112,9 +113,14 @@ class Settings(StorageSettings):
     actor: str | None = Field(
         None, min_length=1, max_length=128, description="who writes, recorded (encrypted) in every object written"
     )
-    names: Literal["plain", "encrypted"] = Field(
-        "plain", description="store file and directory names in clear or encrypted (see `s3memory migrate`)"
+    names: NameMode = Field(
+        NameMode.PLAIN, description="store file and directory names in clear or encrypted (see `s3memory migrate`)"
     )
+
+    @field_validator("names")
+    @classmethod
+    def _names(cls, value: NameMode) -> NameMode:
+        return NameMode.setting(value)
 
     @model_validator(mode="after")
     def _one_key_source(self) -> Settings:
@@ -140,18 +146,15 @@ class Settings(StorageSettings):
 
         return Limits(self.max_file_bytes, self.max_view_chars, self.max_agent_bytes, self.max_agent_files)
 
-    def vault(self, s3_client: S3Client, kms_client: KMSClient | None, agent_id: str) -> Vault:
-        """The agent's vault: the memory bucket, the keystore (bucket) and the key source these settings name."""
-        from .storage.store import ObjectStore
-        from .storage.vault import Vault
+    def agent_options(self) -> AgentOptions:
+        """How the agents' objects are stored, as these settings say."""
+        return AgentOptions(
+            self.prefix, self.keystore_bucket, self.key_rotation_days, self.actor, self.track_access, self.names
+        )
 
-        store = ObjectStore(s3_client, self.bucket)
-        keystore = ObjectStore(s3_client, self.keystore_bucket) if self.keystore_bucket else None
-        return Vault(
-            store, self.keys(kms_client), agent_id, self.prefix,
-            keystore_store=keystore, rotation_days=self.key_rotation_days, actor=self.actor,
-            track_access=self.track_access, names=self.names,
-        )  # fmt: skip
+    def memory_options(self) -> MemoryOptions:
+        """How the commands run, as these settings say."""
+        return MemoryOptions(self.limits(), self.guard, self.max_workers, self.log_paths)
 
     def keys(self, kms_client: KMSClient | None = None) -> Keys:
         from .storage.keys import KmsKeys, LocalKeys

@@ -7,9 +7,7 @@ Both are thin: every command is `Memory`'s method, with `CommandError` re-raised
 from __future__ import annotations
 
 import functools
-import logging
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
@@ -25,86 +23,20 @@ from anthropic.types.beta import (
     BetaMemoryTool20250818ViewCommand,
 )
 
-from .core.guard import Guard, GuardMode, SecretGuard
-from .core.limits import DEFAULT_KEY_ROTATION_DAYS, DEFAULT_MAX_WORKERS, Limits
-from .core.names import NameMode
+from .core.options import OptionKeywords, option_keywords, split_options
 from .errors import CommandError
-from .memory.engine import Memory
-from .storage.clients import SPARE_CONNECTIONS, botocore_config, client
+from .memory.open import open_memory
 from .storage.keys import Keys
-from .storage.store import ObjectStore
-from .storage.vault import Vault
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
+    from typing_extensions import Self, Unpack
 
     from .config import Settings
 
-log = logging.getLogger("s3memory")
-__all__ = ["AsyncS3MemoryTool", "S3MemoryTool", "ToolError", "build_memory", "settings_kwargs"]
+__all__ = ["AsyncS3MemoryTool", "S3MemoryTool", "ToolError", "settings_kwargs"]
 
 COMMANDS = ("view", "create", "str_replace", "insert", "delete", "rename")
-
-
-def _default_s3(max_workers: int) -> S3Client:
-    s3: S3Client = client("s3", config=botocore_config(max_workers=max_workers))
-    return s3
-
-
-def _check_pool(s3_client: Any, max_workers: int) -> None:
-    """A connection pool smaller than the worker count makes parallel requests open and drop
-    connections over and over (boto3's default pool is 10, the default worker count 16)."""
-    pool = getattr(getattr(s3_client.meta, "config", None), "max_pool_connections", None)
-    if isinstance(pool, int) and pool < max_workers:
-        log.warning(
-            "s3memory: the S3 client's connection pool (%d) is smaller than max_workers (%d); parallel requests "
-            "will churn connections. Build the client with botocore.config.Config(max_pool_connections=%d), "
-            "or pass max_workers=%d.",
-            pool, max_workers, max_workers + SPARE_CONNECTIONS, pool,
-        )  # fmt: skip
-
-
-def build_memory(
-    *,
-    bucket: str,
-    agent_id: str,
-    keys: Keys,
-    s3_client: S3Client | None = None,
-    prefix: str = "",
-    limits: Limits | None = None,
-    guard: Guard | GuardMode = "block",
-    max_workers: int = DEFAULT_MAX_WORKERS,
-    log_paths: bool = False,
-    keystore_bucket: str | None = None,
-    key_rotation_days: float = DEFAULT_KEY_ROTATION_DAYS,
-    actor: str | None = None,
-    track_access: bool = False,
-    names: NameMode = "plain",
-) -> tuple[Memory, ThreadPoolExecutor]:
-    """The command engine and its worker pool, as the tool classes use them.
-
-    `keystore_bucket`: keep the agent's branch keys in this bucket instead of the memory bucket
-    (same layout; see SECURITY.md on crypto-shredding). `key_rotation_days`: when a new branch key
-    becomes active. `actor`: who writes (a session, user or principal id), recorded encrypted and
-    authenticated in every object written, with the command (see `s3memory history`).
-    `track_access`: tag each file with the day it was last used, for `prune --not-accessed-for`
-    (at most one extra request per file per day). `names="encrypted"`: store every file and
-    directory name encrypted (the agent must be in that mode; see `s3memory migrate`)."""
-    if not isinstance(keys, Keys):
-        raise TypeError("keys must be KmsKeys(...) or LocalKeys(...)")
-    if max_workers < 1:
-        raise ValueError("max_workers must be at least 1")
-    if s3_client is not None:
-        _check_pool(s3_client, max_workers)
-    store = ObjectStore(s3_client if s3_client is not None else _default_s3(max_workers), bucket)
-    keystore = ObjectStore(store.s3, keystore_bucket) if keystore_bucket else None
-    vault = Vault(
-        store, keys, agent_id, prefix, keystore_store=keystore, rotation_days=key_rotation_days, actor=actor,
-        track_access=track_access, names=_name_mode(names),
-    )  # fmt: skip
-    executor = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="s3memory")
-    scanner = SecretGuard(guard) if isinstance(guard, str) else guard
-    return Memory(vault, executor, limits or Limits(), scanner, log_paths=log_paths), executor
 
 
 def _settings() -> Settings:
@@ -115,35 +47,13 @@ def _settings() -> Settings:
 
 
 def settings_kwargs(settings: Settings, agent_id: str | None = None) -> dict[str, Any]:
-    """Constructor arguments (bucket, keys, clients, limits) for a tool built from `settings`.
+    """Constructor arguments (bucket, keys, clients and every option) for a tool built from `settings`.
 
     With `S3MEMORY_AGENT_ROLE_ARN` set, the clients use per-agent credentials for `agent_id`.
     """
     s3, kms = settings.clients(agent_id)
-    return {
-        "bucket": settings.bucket,
-        "keys": settings.keys(kms),
-        "s3_client": s3,
-        "prefix": settings.prefix,
-        "limits": settings.limits(),
-        "guard": settings.guard,
-        "max_workers": settings.max_workers,
-        "log_paths": settings.log_paths,
-        "keystore_bucket": settings.keystore_bucket,
-        "key_rotation_days": settings.key_rotation_days,
-        "actor": settings.actor,
-        "track_access": settings.track_access,
-        "names": settings.names,
-    }
-
-
-def _name_mode(names: object) -> NameMode:
-    if names not in ("plain", "encrypted"):
-        raise ValueError('names must be "plain" or "encrypted"')
-    return names
-
-
-DEFINITION_FIELDS = ("allowed_callers", "defer_loading", "strict", "input_examples")
+    options = option_keywords(settings.agent_options(), settings.memory_options())
+    return {"bucket": settings.bucket, "keys": settings.keys(kms), "s3_client": s3, **options}
 
 
 def definition_fields(
@@ -187,12 +97,10 @@ def _check_input(input: object) -> None:
         raise ToolError(f"Error: Unknown memory command {shown!r}; use one of: {', '.join(COMMANDS)}")
 
 
-class S3MemoryTool(BetaAbstractMemoryTool):
-    """Claude's memory tool (`memory_20250818`) on envelope-encrypted S3, one prefix per agent.
+class _ToolBase:
+    """What the sync and the async tool share: the constructor, the definition, `from_env`, closing."""
 
-    The tool owns a thread pool for parallel S3 requests: call `close()` when done with it, or
-    use it as a context manager (`with S3MemoryTool(...) as tool:`), which closes it on exit.
-    """
+    _definition: dict[str, Any]
 
     def __init__(
         self,
@@ -201,40 +109,30 @@ class S3MemoryTool(BetaAbstractMemoryTool):
         agent_id: str,
         keys: Keys,
         s3_client: S3Client | None = None,
-        prefix: str = "",
-        limits: Limits | None = None,
-        guard: Guard | GuardMode = "block",
-        max_workers: int = DEFAULT_MAX_WORKERS,
-        log_paths: bool = False,
-        keystore_bucket: str | None = None,
-        key_rotation_days: float = DEFAULT_KEY_ROTATION_DAYS,
-        actor: str | None = None,
-        track_access: bool = False,
-        names: NameMode = "plain",
         cache_control: BetaCacheControlEphemeralParam | None = None,
         allowed_callers: Sequence[str] | None = None,
         defer_loading: bool | None = None,
         strict: bool | None = None,
         input_examples: Sequence[Mapping[str, object]] | None = None,
+        **options: Unpack[OptionKeywords],
     ) -> None:
-        """`cache_control`, `allowed_callers`, `defer_loading`, `strict` and `input_examples` are the
-        tool definition's optional fields: `to_dict()` sends exactly the ones given."""
-        super().__init__(cache_control=cache_control)
+        """The options (`prefix`, `limits`, `guard`, `max_workers`, `log_paths`, `keystore_bucket`,
+        `key_rotation_days`, `actor`, `track_access`, `names`) are `core.options`' `AgentOptions`
+        and `MemoryOptions`. `cache_control`, `allowed_callers`, `defer_loading`, `strict` and
+        `input_examples` are the tool definition's optional fields: `to_dict()` sends exactly the
+        ones given."""
+        super().__init__(cache_control=cache_control)  # type: ignore[call-arg]  # the SDK's tool class
         self._definition = definition_fields(allowed_callers, defer_loading, strict, input_examples)
-        self.memory, self._executor = build_memory(
-            bucket=bucket, agent_id=agent_id, keys=keys, s3_client=s3_client, prefix=prefix,
-            limits=limits, guard=guard, max_workers=max_workers, log_paths=log_paths,
-            keystore_bucket=keystore_bucket, key_rotation_days=key_rotation_days, actor=actor,
-            track_access=track_access, names=names,
-        )  # fmt: skip
+        agent, memory = split_options(options)
+        self.memory, self._executor = open_memory(bucket, agent_id, keys, agent, memory, s3_client=s3_client)
 
     def to_dict(self) -> BetaMemoryTool20250818Param:
-        param = super().to_dict()
+        param: BetaMemoryTool20250818Param = super().to_dict()  # type: ignore[misc]  # the SDK's tool class
         param.update(self._definition)  # type: ignore[typeddict-item]
         return param
 
     @classmethod
-    def from_env(cls, agent_id: str, **overrides: Any) -> S3MemoryTool:
+    def from_env(cls, agent_id: str, **overrides: Any) -> Self:
         """Build from `S3MEMORY_*` variables; keyword arguments override them."""
         return cls(agent_id=agent_id, **{**settings_kwargs(_settings(), agent_id), **overrides})
 
@@ -242,11 +140,19 @@ class S3MemoryTool(BetaAbstractMemoryTool):
         """Stop the tool's worker threads (waiting for requests under way). Idempotent."""
         self._executor.shutdown(wait=True)
 
-    def __enter__(self) -> S3MemoryTool:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class S3MemoryTool(_ToolBase, BetaAbstractMemoryTool):
+    """Claude's memory tool (`memory_20250818`) on envelope-encrypted S3, one prefix per agent.
+
+    The tool owns a thread pool for parallel S3 requests: call `close()` when done with it, or
+    use it as a context manager (`with S3MemoryTool(...) as tool:`), which closes it on exit.
+    """
 
     def call(self, input: object) -> str:
         _check_input(input)
@@ -284,36 +190,11 @@ class S3MemoryTool(BetaAbstractMemoryTool):
         return _run(self.memory.clear_all)
 
 
-class AsyncS3MemoryTool(BetaAsyncAbstractMemoryTool):
+class AsyncS3MemoryTool(_ToolBase, BetaAsyncAbstractMemoryTool):
     """The async variant: same constructor, the same `Memory` run in a worker thread.
 
     Call `close()` when done, or use `async with AsyncS3MemoryTool(...) as tool:` (or plain `with`).
     """
-
-    def __init__(self, **kwargs: Any) -> None:
-        cache_control = kwargs.pop("cache_control", None)
-        super().__init__(cache_control=cache_control)
-        self._definition = definition_fields(**{name: kwargs.pop(name, None) for name in DEFINITION_FIELDS})
-        self.memory, self._executor = build_memory(**kwargs)
-
-    def to_dict(self) -> BetaMemoryTool20250818Param:
-        param = super().to_dict()
-        param.update(self._definition)  # type: ignore[typeddict-item]
-        return param
-
-    @classmethod
-    def from_env(cls, agent_id: str, **overrides: Any) -> AsyncS3MemoryTool:
-        return cls(agent_id=agent_id, **{**settings_kwargs(_settings(), agent_id), **overrides})
-
-    def close(self) -> None:
-        """Stop the tool's worker threads (waiting for requests under way). Idempotent."""
-        self._executor.shutdown(wait=True)
-
-    def __enter__(self) -> AsyncS3MemoryTool:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     async def __aenter__(self) -> AsyncS3MemoryTool:
         return self

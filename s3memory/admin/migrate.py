@@ -27,10 +27,10 @@ from s3memory.memory.explain import for_report
 from s3memory.memory.intents import INTENTS
 from s3memory.storage.concurrency import Pool
 from s3memory.storage.keyspace import AgentKeyspace
+from s3memory.storage.names import with_codec
 from s3memory.storage.vault import Vault
 
 from .common import Problem, Tracker, is_folder_marker
-from .names import fixed
 
 
 @dataclass
@@ -67,25 +67,21 @@ class _Layouts:
 def migrate(vault: Vault, target: NameMode, pool: Pool, tracker: Tracker) -> MigrateReport:
     """Convert the agent of `vault` to `target` names (see the module's doc). Raises `CommandError`
     for an agent that cannot be migrated now; per-file failures are in the report's problems."""
+    if vault.names.need is not None:
+        raise ValueError("migrate needs a vault opened with names=None (it handles both encodings itself)")
     space = vault.space
-    mover = Vault(vault.store, vault.keys, vault.agent_id, space.prefix, keystore_store=vault.keystore.store,
-                  names=None)  # fmt: skip
-    if mover.store.exists_under(mover.dir_prefix(INTENTS)):
+    if vault.store.exists_under(vault.dir_prefix(INTENTS)):
         raise CommandError(f"agent {vault.agent_id} has interrupted directory changes; run s3memory repair first")
-    state = mover.keystore.names_state(mover.keystore.ring(refresh=True))
+    state = vault.keystore.names_state(vault.keystore.ring(refresh=True))
     seq, mode = (1, "plain") if state is None else state  # mode 1 is claimed with generation 1
     report = MigrateReport(target)
-    cipher = mover.name_cipher()
-    layouts = _Layouts(
-        fixed(space, PLAIN),
-        fixed(space, cipher),
-    )
+    layouts = _Layouts(with_codec(space, PLAIN), with_codec(space, vault.names.cipher()))
     if mode != target and mode != f"to-{target}":
-        seq, mode = mover.keystore.claim_names(seq + 1, f"to-{target}")
+        seq, mode = vault.keystore.claim_names(seq + 1, f"to-{target}")
         if mode != f"to-{target}":
             raise _changed(vault.agent_id, mode)
     objects = [
-        o for o in mover.store.list_all(mover.root) if not is_folder_marker(o) and not space.is_bookkeeping(o.key)
+        o for o in vault.store.list_all(vault.root) if not is_folder_marker(o) and not space.is_bookkeeping(o.key)
     ]
     tracker.start(len(objects))
     todo: list[tuple[str, MemoryPath]] = []
@@ -103,7 +99,7 @@ def migrate(vault: Vault, target: NameMode, pool: Pool, tracker: Tracker) -> Mig
             todo.append((obj.key, found[0]))
 
     destination = layouts.target(target)
-    for (_, path), future in pool.completed(lambda item: _move(mover, item[0], destination.key(item[1])), todo):
+    for (_, path), future in pool.completed(lambda item: _move(vault, item[0], destination.key(item[1])), todo):
         try:
             future.result()
         except (StorageError, KeyUnavailable, CommandError) as err:
@@ -112,7 +108,7 @@ def migrate(vault: Vault, target: NameMode, pool: Pool, tracker: Tracker) -> Mig
             report.moved += 1
         tracker.advance()
     if not report.problems and mode != target:
-        in_force = mover.keystore.claim_names(seq + 1, target)
+        in_force = vault.keystore.claim_names(seq + 1, target)
         if in_force[1] != target:
             raise _changed(vault.agent_id, in_force[1])
     report.finished = not report.problems

@@ -24,7 +24,7 @@ from s3memory.storage.keyspace import AgentKeyspace
 from s3memory.storage.vault import Vault
 
 from .common import Problem, Tracker, is_folder_marker
-from .names import memory_path, resolved_space
+from .names import memory_path
 
 ATTEMPTS = 5
 Outcome = Literal["resealed", "already", "gone"]
@@ -64,7 +64,7 @@ def _reseal_one(vault: Vault, space: AgentKeyspace, key: str, active: str) -> Ou
 def reseal(vault: Vault, pool: Pool, tracker: Tracker) -> ResealReport:
     """Re-seal every object (intent records included, branch keys excluded) of the vault's agent."""
     report = ResealReport(active=vault.keystore.active().branch_id)
-    space = resolved_space(vault)
+    space = vault.names.resolved()
     items = [
         o.key for o in vault.store.list_all(vault.root) if not is_folder_marker(o) and not space.is_keystore(o.key)
     ]

@@ -34,7 +34,7 @@ from s3memory.storage.vault import Vault
 
 from .common import Problem, Tracker, is_folder_marker
 from .localfs import LocalFile, Unreadable, is_tarball, read_tarball, walk
-from .names import memory_path, resolved_space
+from .names import memory_path
 
 MEMORIES = "memories"
 # `BetaLocalFilesystemMemoryTool` writes through `.tmp-{pid}-{uuid4}` files; a crash can leave one.
@@ -64,7 +64,7 @@ def _fetch(item: tuple[Vault, AgentKeyspace, ObjectInfo]) -> tuple[MemoryPath, b
 def export(vault: Vault, pool: Pool, writer: Writer, tracker: Tracker) -> ExportReport:
     """Decrypt and authenticate every memory file of the agent into `writer` as `memories/<path>`
     (by its decrypted path, for an agent with encrypted names)."""
-    space = resolved_space(vault)
+    space = vault.names.resolved()
     items = [
         (vault, space, obj)
         for obj in vault.store.list_all(vault.root)

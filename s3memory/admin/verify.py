@@ -4,7 +4,7 @@ It also reads each agent's keystore (every branch key must unwrap, and the name 
 with encrypted file names) and says which format each object is in and which branch key it is
 sealed under, so an operator knows when `reseal` has left an old branch key unreferenced.
 
-An agent's names are resolved once, before its objects are read (see `admin.names`): a key its
+An agent's names are resolved once, before its objects are read (see `storage.names`): a key its
 name key did not write is reported as not one of its files; an agent whose names cannot be read
 (its name key does not open, or a migration is under way) is reported once, and its objects are
 not verified (an object is authenticated as the file at its path, which is then unknown).
@@ -34,7 +34,7 @@ from s3memory.storage.store import ObjectInfo
 from s3memory.storage.vault import Vault
 
 from .common import Problem, Tracker, is_folder_marker
-from .names import memory_path, resolved_space
+from .names import memory_path
 
 
 @dataclass(frozen=True, order=True)
@@ -107,7 +107,7 @@ def _keystore(vault: Vault, report: VerifyReport) -> list[str]:
 def _names(vault: Vault, report: VerifyReport) -> AgentKeyspace | None:
     """The agent's names, resolved (None: they cannot be read; that is a problem)."""
     try:
-        return resolved_space(vault)
+        return vault.names.resolved()
     except NamesMismatch as err:
         why = NAMES_ADVICE.get(err.code, err.code)
     except (StorageError, KeyUnavailable, IntegrityError) as err:

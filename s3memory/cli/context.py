@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from s3memory.config import Settings, StorageSettings
+from s3memory.core.names import NameMode
 
 from .exits import Failed, UsageError
 from .progress import Progress, choose_mode
@@ -115,11 +116,12 @@ class Context:
         key shown as it is stored (a note on stderr says why). One keystore LIST (and, for
         encrypted names, one unwrap of the name key). `need_names`: the command finds files by
         their paths, so names it cannot read are an error instead."""
-        from s3memory.admin.names import STORED_KEYS, fixed, name_mode, resolved_space
         from s3memory.errors import AccessDenied, S3MemoryError, StorageError
         from s3memory.memory.explain import for_cli
+        from s3memory.storage.keys import Keys
         from s3memory.storage.keyspace import AgentKeyspace
-        from s3memory.storage.vault import Vault
+        from s3memory.storage.keystore import Keystore
+        from s3memory.storage.names import STORED_KEYS, stored_mode, with_codec
 
         from .hints import is_configuration
 
@@ -127,11 +129,8 @@ class Context:
         source = self.key_source
         try:
             if source is not None:
-                keystore = self.keystore
-                vault = Vault(self.store, source.keys(self.kms), agent, self.settings.prefix, names="auto",
-                              keystore_store=None if keystore is self.store else keystore)  # fmt: skip
-                return resolved_space(vault)
-            mode = name_mode(self.keystore, plain)
+                return self.vault(agent, settings=source).names.resolved()
+            mode = stored_mode(Keystore(self.keystore, Keys(), plain))  # reads the keystore, never a key
         except S3MemoryError as err:
             if need_names or (
                 isinstance(err, StorageError) and is_configuration(err) and not isinstance(err, AccessDenied)
@@ -139,13 +138,13 @@ class Context:
                 raise  # no bucket, ...: the command itself cannot run either (a denied keystore only hides names)
             why = f"they cannot be read ({for_cli(err)})"
         else:
-            if mode == "plain":
+            if mode is NameMode.PLAIN:
                 return plain
             if need_names:
                 raise UsageError(f"agent {agent} stores its file names encrypted; {_NEEDS_KEYS}")
             why = f"they are encrypted and no key source is set ({_KEY_SOURCES})"
         sys.stderr.write(f"note: the file names of agent {agent} are shown as stored keys: {why}\n")
-        return fixed(plain, STORED_KEYS)
+        return with_codec(plain, STORED_KEYS)
 
     @property
     def keystore(self) -> AdminStore:
@@ -155,33 +154,23 @@ class Context:
         bucket = self.settings.keystore_bucket
         return self.store if not bucket or bucket == self.store.bucket else AdminStore(self.store.s3, bucket)
 
-    def vault(self, agent: str, *, names: str = "auto") -> Vault:
-        """The agent's vault with the configured key source and keystore. `names`: "auto" (the
-        agent's own name mode, plain for a new agent), or the mode the agent must be in."""
-        from s3memory.storage.vault import Vault
+    def vault(self, agent: str, *, names: NameMode | None = NameMode.AUTO, settings: Settings | None = None) -> Vault:
+        """The agent's vault with the configured key source and keystore (`settings`: those of a
+        command connected without keys). `names`: AUTO (the agent's own name mode, plain for a
+        new agent), the mode the agent must be in, or None (any state: `migrate`)."""
+        from s3memory.storage.session import open_vault
 
-        keystore = self.keystore
-        return Vault(
-            self.store, self.full.keys(self.kms), agent, self.settings.prefix,
-            keystore_store=None if keystore is self.store else keystore, rotation_days=self.full.key_rotation_days,
-            actor=self.full.actor, track_access=self.full.track_access, names=names,
-        )  # fmt: skip
+        full = settings or self.full
+        return open_vault(self.store, full.keys(self.kms), agent, full.agent_options(), names=names)
 
     def writing_vault(self, agent: str) -> Vault:
         """The vault of a command that may create an agent's first key or files (`import`, `rotate`,
         `reseal`): an agent in a name mode stays in it; a new agent takes S3MEMORY_NAMES (default
         plain), as the agent's tools will."""
-        from s3memory.errors import NamesMismatch
+        from s3memory.storage.session import open_vault
 
-        if self.full.names == "encrypted":
-            vault = self.vault(agent, names="encrypted")
-            try:
-                vault.name_mode()  # encrypted already, or new (its first write records the mode)
-            except NamesMismatch:
-                pass  # a plain agent (or one being migrated): "auto" keeps it as it is
-            else:
-                return vault
-        return self.vault(agent)
+        full = self.full
+        return open_vault(self.store, full.keys(self.kms), agent, full.agent_options(), new_agent=full.names)
 
     def agent_ids(self, agent: str | None) -> list[str]:
         """`[agent]`, or every agent under the prefix."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import time
 
+from s3memory.core.names import NameMode
+
 from .context import connect, failed_suffix, print_problems, print_summary, say
 from .exits import EXIT_FAILED, EXIT_OK
 from .progress import summary
@@ -17,7 +19,7 @@ def run_migrate(args: argparse.Namespace) -> int:
     with connect(args) as ctx:
         progress = ctx.progress("migrate")
         try:
-            report = migrate(ctx.vault(args.agent), args.names, ctx.pool, progress)
+            report = migrate(ctx.vault(args.agent, names=None), NameMode(args.names), ctx.pool, progress)
         finally:
             progress.finish()
     print_problems(report.problems)

@@ -19,7 +19,8 @@ import binascii
 import hashlib
 import hmac
 from collections.abc import Sequence
-from typing import Literal, Protocol, TypeVar
+from enum import Enum
+from typing import Protocol, TypeVar
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes
@@ -30,9 +31,38 @@ SIV_BYTES = 16
 NAME_KEY_BYTES = 32
 _CACHE_LIMIT = 8192
 _INFO = b"s3memory/names/v1\0"
-NameMode = Literal["plain", "encrypted"]
 _K = TypeVar("_K")
 _V = TypeVar("_V")
+
+
+class NameMode(str, Enum):
+    """How an agent stores its file and directory names: the one type for every use of the mode.
+
+    - `PLAIN`, `ENCRYPTED`: a mode in force, the mode a tool needs, and the mode a new agent takes
+      on its first write (`S3MEMORY_NAMES`).
+    - `TO_PLAIN`, `TO_ENCRYPTED`: the keyring's migration states (`s3memory migrate` under way).
+    - `AUTO`: what operator commands need: whatever settled mode the agent is in.
+    """
+
+    PLAIN = "plain"
+    ENCRYPTED = "encrypted"
+    TO_PLAIN = "to-plain"
+    TO_ENCRYPTED = "to-encrypted"
+    AUTO = "auto"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def migrating(self) -> bool:
+        return self in (NameMode.TO_PLAIN, NameMode.TO_ENCRYPTED)
+
+    @classmethod
+    def setting(cls, value: object) -> NameMode:
+        """A tool's name mode from its `names=` argument: "plain" or "encrypted"."""
+        if value in (cls.PLAIN, cls.ENCRYPTED):
+            return cls(value)
+        raise ValueError('names must be "plain" or "encrypted"')
 
 
 def encoded_segment_bytes(name_bytes: int) -> int:
@@ -72,7 +102,31 @@ class NameCodec(Protocol):
     def keyed_name(self, label: str, text: str) -> str: ...
 
 
-class PlainNames:
+class NameSource(Protocol):
+    """Where a key layout gets its codec: a codec itself (fixed up front), or a resolver that reads
+    the agent's mode when first asked (`storage.names`)."""
+
+    @property
+    def known_encrypted(self) -> bool | None:
+        """Whether names are encrypted, if that is known without a request (None: ask `codec`)."""
+
+    def codec(self) -> NameCodec: ...
+
+
+class _Fixed:
+    """A codec is its own source: nothing to resolve."""
+
+    encrypted: bool
+
+    @property
+    def known_encrypted(self) -> bool:
+        return self.encrypted
+
+    def codec(self) -> NameCodec:
+        return self  # type: ignore[return-value]  # every subclass is a NameCodec
+
+
+class PlainNames(_Fixed):
     """Names stored as they are (the default)."""
 
     encrypted = False
@@ -90,7 +144,7 @@ class PlainNames:
 PLAIN = PlainNames()
 
 
-class NameCipher:
+class NameCipher(_Fixed):
     """The encrypted-names codec of one agent, from its 32-byte name key."""
 
     encrypted = True

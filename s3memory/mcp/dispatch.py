@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
-from s3memory.core.guard import SecretGuard
 from s3memory.errors import CommandError
 from s3memory.memory.engine import Memory
+from s3memory.memory.open import open_memory as open_agent_memory
 
 from .schema import COMMANDS
 
@@ -89,10 +89,9 @@ def open_memory(settings: Settings, agent_id: str) -> tuple[Memory, ThreadPoolEx
     With `S3MEMORY_AGENT_ROLE_ARN` set, the clients act as the agent (per-agent credentials).
     """
     s3, kms = settings.clients(agent_id)
-    vault = settings.vault(s3, kms, agent_id)
-    executor = ThreadPoolExecutor(max_workers=settings.max_workers, thread_name_prefix="s3memory")
-    memory = Memory(vault, executor, settings.limits(), SecretGuard(settings.guard), log_paths=settings.log_paths)
-    return memory, executor
+    return open_agent_memory(
+        settings.bucket, agent_id, settings.keys(kms), settings.agent_options(), settings.memory_options(), s3_client=s3
+    )
 
 
 def _command_error(arguments: object) -> str | None:

@@ -52,7 +52,7 @@ def scan_root(vault: Vault, page: Page, token: str | None) -> RootScan:
     marker = vault.dir_prefix(INTENTS)
     last = page.objects[-1].key if page.objects else ""
     vault.keystore.prime(vault.store.bucket, page.objects, last_key=last, complete=token is None)
-    vault.name_mode()  # a tool of the other name mode stops here (a warm one: no request)
+    vault.names.mode()  # a tool of the other name mode stops here (a warm one: no request)
     if any(obj.key.startswith(marker) for obj in page.objects):
         has_records: bool | None = True
     else:

@@ -6,37 +6,40 @@ prefix, a key's path, whether a key is bookkeeping), so no command re-derives it
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from s3memory.core import paths
 from s3memory.core.keyring import KEYSTORE_FOLDER
-from s3memory.core.names import PLAIN, NameCodec
+from s3memory.core.names import PLAIN, NameCodec, NameSource
 from s3memory.core.paths import RESERVED_SEGMENT, MemoryPath
 from s3memory.errors import CommandError
-
-
-def _plain() -> NameCodec:
-    return PLAIN
 
 
 @dataclass(frozen=True)
 class AgentKeyspace:
     """The key layout of one agent. Validates the prefix and agent id when built.
 
-    `names` hands the codec of the agent's name mode (plain, or encrypted with its name key),
-    resolved when first needed; `encrypted` says up front which it will be (None: ask `names`).
+    `names`: the codec of the agent's name mode (plain, or encrypted with its name key), or a
+    resolver that reads the mode when first needed (`storage.names.NameResolver`).
     Bookkeeping paths (`.s3memory/...`) are never encoded.
     """
 
     prefix: str
     agent_id: str
-    names: Callable[[], NameCodec] = field(default=_plain, compare=False)
-    encrypted: bool | None = field(default=False, compare=False)
+    names: NameSource = field(default=PLAIN, compare=False)
 
     def __post_init__(self) -> None:
         paths.validate_prefix(self.prefix)
         paths.validate_agent_id(self.agent_id)
+
+    def codec(self) -> NameCodec:
+        return self.names.codec()
+
+    @property
+    def encrypted(self) -> bool:
+        """Whether the agent's names are stored encrypted (may resolve the mode: one keystore read when cold)."""
+        known = self.names.known_encrypted
+        return self.codec().encrypted if known is None else known
 
     @property
     def root(self) -> str:
@@ -59,15 +62,15 @@ class AgentKeyspace:
     def parse(self, raw: object, *, reserved_ok: bool = False) -> MemoryPath:
         """Validate a path the model (or a local file) names, including the key-length limit
         (which counts what encrypting the names adds)."""
-        encrypted = self.encrypted
+        encrypted = self.names.known_encrypted
         if encrypted is None and isinstance(raw, str) and raw.startswith(paths.ROOT):
-            encrypted = self.names().encrypted
+            encrypted = self.codec().encrypted
         return paths.parse(raw, key_root=self.root, reserved_ok=reserved_ok, encrypted_names=bool(encrypted))
 
     def _stored(self, path: MemoryPath) -> MemoryPath:
         if path.is_root or path.segments[0] == RESERVED_SEGMENT:
             return path
-        return MemoryPath(self.names().encode(path.segments))
+        return MemoryPath(self.codec().encode(path.segments))
 
     def key(self, path: MemoryPath) -> str:
         return paths.object_key(self.root, self._stored(path))
@@ -81,18 +84,18 @@ class AgentKeyspace:
         stored = paths.path_of_key(self.root, key)
         if stored is None or stored.segments[0] == RESERVED_SEGMENT:
             return stored
-        names = self.names().decode(stored.segments)
+        names = self.codec().decode(stored.segments)
         return None if names is None else MemoryPath(names)
 
     def below(self, directory: MemoryPath, tokens: tuple[str, ...]) -> tuple[str, ...] | None:
         """The names of key segments `tokens` found below `directory` (None: not ours)."""
         if (directory.segments or tokens)[:1] == (RESERVED_SEGMENT,):
             return tokens  # bookkeeping: stored as named
-        return self.names().decode(tokens, directory.segments)
+        return self.codec().decode(tokens, directory.segments)
 
     def keyed_name(self, label: str, text: str) -> str:
         """A fixed-length name for bookkeeping about `text` (keyed in the encrypted mode)."""
-        return self.names().keyed_name(label, text)
+        return self.codec().keyed_name(label, text)
 
     def memory_path(self, key: str) -> MemoryPath:
         """The validated memory path of a stored key (bookkeeping paths allowed); `CommandError` otherwise."""

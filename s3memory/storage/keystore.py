@@ -50,7 +50,7 @@ class Keystore:
         rotation_days: float = DEFAULT_KEY_ROTATION_DAYS,
         clock: Callable[[], float] = time.time,
         before_write: Callable[[Ring], None] | None = None,
-        names_on_create: str = "",
+        names_on_create: Callable[[], str] = lambda: "",
     ) -> None:
         if rotation_days <= 0:
             raise ValueError("rotation_days must be positive")
@@ -65,7 +65,7 @@ class Keystore:
         self._create_lock = threading.Lock()
         # Told the ring before a write uses the active key (the vault checks the name mode there).
         self._before_write = before_write
-        # "encrypted": generation 1, if this tool creates it, starts the agent with encrypted names.
+        # What generation 1, if this tool creates it, records: "encrypted" starts the agent with encrypted names.
         self.names_on_create = names_on_create
 
     # -- reading --
@@ -280,7 +280,7 @@ class Keystore:
         name_key = generation == keyring.NAME_KEY_GENERATION
         branch_id = keyring.new_name_key_id() if name_key else keyring.new_branch_id(generation)
         plaintext, wrapped = self.keys.new_branch_key(self.agent_id, branch_id)
-        names = self.names_on_create if generation == 1 else ""
+        names = self.names_on_create() if generation == 1 else ""
         record = BranchRecord(branch_id, int(self._clock()), self.keys.provider_id, wrapped, names)
         try:
             self.store.put(self.folder + record.claim_name(), record.claim_body(), {}, if_none_match=True)

@@ -15,9 +15,9 @@ from s3memory.core import envelope
 from s3memory.core.envelope import Header
 from s3memory.core.keyring import Ring
 from s3memory.core.limits import DEFAULT_KEY_ROTATION_DAYS
-from s3memory.core.names import PLAIN, NameCipher, NameCodec
+from s3memory.core.names import NameMode
 from s3memory.core.paths import MemoryPath
-from s3memory.errors import IntegrityError, NamesMismatch
+from s3memory.errors import IntegrityError
 
 from . import attribution
 from .access import AccessLog
@@ -25,6 +25,7 @@ from .attribution import Attribution, validate_actor
 from .keys import Keys
 from .keyspace import AgentKeyspace
 from .keystore import Keystore
+from .names import NameResolver
 from .store import ObjectStore, StoredObject
 
 
@@ -34,15 +35,14 @@ class Sealed:
     metadata: dict[str, str]
 
 
-NAME_MODES = ("plain", "encrypted", "auto")
-
-
 class Vault:
-    """`keystore_store`: the bucket of the agent's keystore, when it is not the memory bucket.
+    """The agent's objects, sealed and opened. Built by `storage.session.open_vault`.
 
-    `names`: the tool's name mode, "plain" or "encrypted" (the agent must be in it, or every
-    command is refused with `NamesMismatch`), or "auto" (operator commands: whatever the agent
-    is in). None: no mode at all, for `s3memory migrate`, which handles both encodings itself.
+    `keystore_store`: the bucket of the agent's keystore, when it is not the memory bucket.
+    `names`: the name mode the vault needs (see `storage.names.NameResolver`): a tool's PLAIN or
+    ENCRYPTED (the agent must be in it, or every command is refused with `NamesMismatch`), AUTO
+    (operator commands: whatever the agent is in), or None (`s3memory migrate`, which handles both
+    encodings itself). `new_agent`: the mode a new agent takes on its first write.
     """
 
     def __init__(
@@ -56,84 +56,28 @@ class Vault:
         rotation_days: float = DEFAULT_KEY_ROTATION_DAYS,
         actor: str | None = None,
         track_access: bool = False,
-        names: str | None = "plain",
+        names: NameMode | None = NameMode.PLAIN,
+        new_agent: NameMode | None = None,
     ) -> None:
-        if names is not None and names not in NAME_MODES:
-            raise ValueError('names must be "plain" or "encrypted"')
         self.store = store
         self.keys = keys
-        self.names = names
-        encrypted = {"plain": False, "encrypted": True}.get(names or "")
-        codec = (lambda: PLAIN) if names == "plain" else self.codec
-        self.space = AgentKeyspace(prefix, agent_id, codec, encrypted)
+        layout = AgentKeyspace(prefix, agent_id)
         self.agent_id = agent_id
-        self.root = self.space.root
         self.actor = None if actor is None else validate_actor(actor)
         self.access = AccessLog(enabled=track_access)
         self.keystore = Keystore(
-            keystore_store or store, keys, self.space, rotation_days=rotation_days, before_write=self._before_write,
-            names_on_create="encrypted" if names == "encrypted" else "",
+            keystore_store or store, keys, layout, rotation_days=rotation_days, before_write=self._before_write,
+            names_on_create=self._names_on_create,
         )  # fmt: skip
-        self._ciphers: dict[str, NameCipher] = {}
-        self._codec: tuple[Ring, NameCodec] | None = None  # the codec, and the listing it was resolved from
-        self._no_files = False
-
-    # -- the name mode --
-    def codec(self) -> NameCodec:
-        """The codec of the agent's names: checks the mode (one keystore read when cold, none when
-        warm). Resolved once per keystore listing: every key of a listing asks for it."""
-        ring = self.keystore.ring()
-        resolved = self._codec
-        if resolved is not None and resolved[0] is ring:
-            return resolved[1]
-        codec = PLAIN if self.name_mode(ring) == "plain" else self.name_cipher()
-        self._codec = (ring, codec)
-        return codec
-
-    def name_cipher(self) -> NameCipher:
-        """The agent's encrypted-names codec (its name key is created if it has none)."""
-        key = self.keystore.name_key()
-        cipher = self._ciphers.get(key.branch_id)
-        if cipher is None:
-            cipher = self._ciphers[key.branch_id] = NameCipher(key.plaintext, self.agent_id)
-        return cipher
-
-    def name_mode(self, ring: Ring | None = None) -> str:
-        """The agent's name mode ("plain" or "encrypted"); `NamesMismatch` if it is not the
-        tool's, or a migration is under way. A new agent (no key, no file) takes the tool's."""
-        ring = self.keystore.ring() if ring is None else ring
-        state = self.keystore.names_state(ring)
-        if state is not None:
-            mode = state[1]
-        elif self.names == "encrypted" and not ring.active_generation and not self._has_files():
-            mode = "encrypted"  # its first write records it, with generation 1
-        else:
-            mode = "plain"
-        if self.names is None:
-            return mode
-        if mode.startswith("to-"):
-            raise NamesMismatch("NamesMigrating")
-        if self.names == "plain" and mode == "encrypted":
-            raise NamesMismatch("NamesEncrypted")
-        if self.names == "encrypted" and mode == "plain":
-            raise NamesMismatch("NamesPlain")
-        return mode
-
-    def _has_files(self) -> bool:
-        """True if the agent stores memory files (of a writer before branch keys: format 1).
-        Once False, stays False: a file written since needs generation 1, which the ring shows."""
-        if self._no_files:
-            return False
-        for page in self.store.iter_pages(self.root):
-            if any(not self.space.is_bookkeeping(obj.key) for obj in page.objects):
-                return True
-        self._no_files = True
-        return False
+        self.names = NameResolver(self.keystore, store, layout, names, new_agent)
+        self.space = AgentKeyspace(prefix, agent_id, self.names)
+        self.root = self.space.root
 
     def _before_write(self, ring: Ring) -> None:
-        """Before a write: the agent's name mode must be the tool's."""
-        if self.names is not None:
-            self.name_mode(ring)
+        self.names.before_write(ring)
+
+    def _names_on_create(self) -> str:
+        return self.names.on_create()
 
     # -- the key layout (see AgentKeyspace) --
     def parse(self, raw: object) -> MemoryPath:

@@ -372,7 +372,7 @@ def test_intent_records_of_hidden_names_are_keyed(make_tool: Callable[..., S3Mem
     plain_name = PLAIN.keyed_name("intent", "/memories/patients")
     assert re.fullmatch(r"[0-9a-f]{32}", name)
     assert name != plain_name
-    assert name == vault.name_cipher().keyed_name("intent", "/memories/patients")
+    assert name == vault.names.cipher().keyed_name("intent", "/memories/patients")
     assert intents.record_name(plain.memory.vault.space, src) == plain_name  # records of plain agents keep their names
     records = [k for k in put if "/.s3memory/intents/" in k]
     assert records == [ROOT + ".s3memory/intents/" + name, "agents/agent-plain/.s3memory/intents/" + plain_name]

@@ -31,7 +31,7 @@ def make_tool(make_tool, request):
 
 
 def encrypted_names(tool) -> bool:
-    return tool.memory.vault.names == "encrypted"
+    return tool.memory.vault.names.need == "encrypted"
 
 
 def stored(tool, raw: str) -> str:

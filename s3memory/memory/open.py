@@ -1,0 +1,58 @@
+"""The one place that opens an agent's memory: the SDK tools and the MCP server get their `Memory`
+(and the worker pool it runs parallel requests on) here, with the same checks."""
+
+from __future__ import annotations
+
+import logging
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+from s3memory.core.guard import SecretGuard
+from s3memory.core.options import AgentOptions, MemoryOptions
+from s3memory.storage.clients import SPARE_CONNECTIONS, botocore_config, client
+from s3memory.storage.keys import Keys
+from s3memory.storage.session import open_vault
+from s3memory.storage.store import ObjectStore
+
+from .engine import Memory
+
+if TYPE_CHECKING:
+    from mypy_boto3_s3 import S3Client
+
+log = logging.getLogger("s3memory")
+
+
+def check_pool(s3_client: Any, max_workers: int) -> None:
+    """A connection pool smaller than the worker count makes parallel requests open and drop
+    connections over and over (boto3's default pool is 10, the default worker count 16)."""
+    pool = getattr(getattr(s3_client.meta, "config", None), "max_pool_connections", None)
+    if isinstance(pool, int) and pool < max_workers:
+        log.warning(
+            "s3memory: the S3 client's connection pool (%d) is smaller than max_workers (%d); parallel requests "
+            "will churn connections. Build the client with botocore.config.Config(max_pool_connections=%d), "
+            "or pass max_workers=%d.",
+            pool, max_workers, max_workers + SPARE_CONNECTIONS, pool,
+        )  # fmt: skip
+
+
+def open_memory(
+    bucket: str,
+    agent_id: str,
+    keys: Keys,
+    agent: AgentOptions,
+    memory: MemoryOptions,
+    *,
+    s3_client: S3Client | None = None,
+) -> tuple[Memory, ThreadPoolExecutor]:
+    """The agent's `Memory` and its worker pool (shut it down when done). Without `s3_client`, one
+    is built with a connection pool sized for the workers; a given one is checked for that."""
+    if not isinstance(keys, Keys):
+        raise TypeError("keys must be KmsKeys(...) or LocalKeys(...)")
+    if s3_client is None:
+        s3_client = client("s3", config=botocore_config(max_workers=memory.max_workers))
+    else:
+        check_pool(s3_client, memory.max_workers)
+    vault = open_vault(ObjectStore(s3_client, bucket), keys, agent_id, agent, names=agent.names)
+    executor = ThreadPoolExecutor(max_workers=memory.max_workers, thread_name_prefix="s3memory")
+    guard = SecretGuard(memory.guard) if isinstance(memory.guard, str) else memory.guard
+    return Memory(vault, executor, memory.limits, guard, log_paths=memory.log_paths), executor
