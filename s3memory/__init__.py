@@ -10,7 +10,8 @@ The package is layered; imports point down only (a test enforces it):
 - `core`: pure logic (paths, messages, edits, listings, envelope, guard, limits); no I/O.
 - `storage`: S3 and KMS (object store, keys, key layout, vault, listings, clients).
 - `memory`: the six commands (`Memory`), directory changes, moves, write policy.
-- `admin`: operator library code (agents, verify, prune, purge, rewrap, export/import).
+- `admin`: operator library code: agents, verify, export, import, history, show, redact, restore,
+  prune, purge, shred, rotate, rewrap, reseal, migrate, doctor.
 - `cli`: the `s3memory` command line. `tool`: the SDK adapter, the only importer of `anthropic`.
 - `mcp`: the same memory as a Model Context Protocol server (`s3memory mcp`, extra `s3memory[mcp]`).
 """

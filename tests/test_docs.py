@@ -1,7 +1,10 @@
-"""The documentation names what the code has: every setting, every command, no stale file."""
+"""The documentation names what the code has: every setting, command, module and test directory; no stale file
+or link, and nothing outside the repository."""
 
 from __future__ import annotations
 
+import ast
+import os
 import re
 from pathlib import Path
 
@@ -46,3 +49,159 @@ def test_readme_stays_short_and_shows_the_two_commands() -> None:
     assert "make demo" in readme
     assert "make test" in readme
     assert "docs/contract.md" in readme
+
+
+# --- The command list, the package map and the citations, checked against the tree ---------------------------------
+
+PACKAGE = REPO / "s3memory"
+# Directories git never tracks here (.gitignore), so never part of the project's text.
+_UNTRACKED_DIRS = {".git", "__pycache__", "node_modules", "build", "dist", ".hypothesis"}
+
+
+def _section(doc: str, heading: str) -> str:
+    """The text under `## heading`, up to the next `## ` heading."""
+    assert f"\n## {heading}\n" in doc, f"no '## {heading}' section"
+    return doc.split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def _project_files() -> list[Path]:
+    """Every file of the project as git would track it: the work tree without ignored directories."""
+    found: list[Path] = []
+    for root, dirs, files in os.walk(REPO):
+        dirs[:] = [
+            d
+            for d in dirs
+            if d not in _UNTRACKED_DIRS
+            and not d.startswith((".venv", "export-"))
+            and not d.endswith(("_cache", ".egg-info"))
+        ]
+        found += [Path(root, name) for name in files if name != ".git"]  # a worktree's pointer to its repository
+    return sorted(found)
+
+
+def _text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def test_readme_lists_every_command_once() -> None:
+    """README's command table has one row `| `s3memory NAME` | what it does |` per entry of `COMMANDS`."""
+    section = _section((REPO / "README.md").read_text(encoding="utf-8"), "Command line")
+    rows = re.findall(r"^\| `s3memory ([\w-]+)` \| (.*) \|$", section, flags=re.MULTILINE)
+    listed = [name for name, _ in rows]
+    problems = [f"no row for `s3memory {name}`" for name in COMMANDS if name not in listed]
+    problems += [f"`s3memory {name}` is not a command of COMMANDS" for name in listed if name not in COMMANDS]
+    problems += [f"two rows for `s3memory {name}`" for name in sorted({n for n in listed if listed.count(n) > 1})]
+    problems += [f"`s3memory {name}` says nothing about what it does" for name, what in rows if not what.strip()]
+    assert not problems, (
+        "README.md's '## Command line' table needs one row `| `s3memory NAME` | what it does |` per command:\n"
+        + "\n".join(problems)
+    )
+
+
+def _modules() -> dict[str, str]:
+    """Every module and package of s3memory (`s3memory/x/y.py`, `s3memory/x/`) → its docstring's first paragraph."""
+    found: dict[str, str] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        doc = " ".join((ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or "").split("\n\n")[0].split())
+        if path.name == "__init__.py":
+            found[path.parent.relative_to(REPO).as_posix() + "/"] = doc
+        elif path.name != "__main__.py":
+            found[path.relative_to(REPO).as_posix()] = doc
+    return found
+
+
+def test_package_map_has_a_row_per_module() -> None:
+    """CONTRIBUTING's package map: a row `| `s3memory/pkg/` | ... |` per package, `| `s3memory/pkg/mod.py` | ... |`
+    per module."""
+    section = _section((REPO / "CONTRIBUTING.md").read_text(encoding="utf-8"), "Package map")
+    rows = re.findall(r"^\| `(s3memory/[\w/.]*)` \| .+ \|$", section, flags=re.MULTILINE)
+    modules = _modules()
+    problems = [
+        f"no row for {name}: add `| `{name}` | {what or 'what it is'} |` "
+        + ("to the map" if name.endswith("/") else f"below the `{name.rpartition('/')[0]}/` row")
+        for name, what in modules.items()
+        if name not in rows
+    ]
+    problems += [f"the row {name} names no module of the package" for name in rows if name not in modules]
+    problems += [f"two rows for {name}" for name in sorted({n for n in rows if rows.count(n) > 1})]
+    assert not problems, "CONTRIBUTING.md's package map:\n" + "\n".join(problems)
+
+
+def test_contributing_names_every_test_directory() -> None:
+    doc = (REPO / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    directories = sorted(p.name for p in (REPO / "tests").iterdir() if p.is_dir() and any(p.glob("*.py")))
+    unnamed = [name for name in directories if f"`tests/{name}`" not in doc]
+    assert not unnamed, f"CONTRIBUTING.md does not name the test directories {unnamed}"
+
+
+def test_contributing_says_what_make_test_runs() -> None:
+    doc = (REPO / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    targets = re.findall(r"^test: (.*)$", (REPO / "Makefile").read_text(encoding="utf-8"), flags=re.MULTILINE)
+    assert len(targets) == 1
+    row = re.findall(r"^\| `make test` \| (.*) \|$", _section(doc, "Make targets"), flags=re.MULTILINE)
+    assert len(row) == 1
+    unsaid = [target for target in targets[0].split() if f"`{target}`" not in row[0]]
+    assert not unsaid, f"CONTRIBUTING.md's `make test` row does not name the targets {unsaid} it runs"
+
+
+# A path outside the repository: a folder named "shared" (the repo has none), or an absolute path on the
+# build machine. Written with a character class so that this file does not match itself.
+_OUTSIDE = re.compile(r"(?:\.\./|(?<![\w/.-]))shared[/]|/wor[k]/")
+
+
+def test_no_file_cites_a_path_outside_the_repository() -> None:
+    assert not (REPO / "shared").exists()
+    found = [
+        f"{path.relative_to(REPO)}:{number}: {line.strip()}"
+        for path in _project_files()
+        if (text := _text(path)) is not None
+        for number, line in enumerate(text.splitlines(), 1)
+        if _OUTSIDE.search(line)
+    ]
+    assert not found, "these lines cite a file outside the repository:\n" + "\n".join(found)
+
+
+_LINK = re.compile(r"\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+_FENCE = re.compile(r"^```.*?^```", flags=re.MULTILINE | re.DOTALL)
+
+
+def _prose(doc: Path) -> str:
+    """The markdown document without its fenced code blocks (their lines kept, blank)."""
+    return _FENCE.sub(lambda block: "\n" * block.group().count("\n"), doc.read_text(encoding="utf-8"))
+
+
+def _anchors(doc: Path) -> set[str]:
+    """The anchors GitHub gives the document's headings (`## `s3memory doctor`` → `s3memory-doctor`)."""
+    found: set[str] = set()
+    for heading in re.findall(r"^#{1,6} (.+)$", _prose(doc), flags=re.MULTILINE):
+        slug = re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+        anchor, n = slug, 0
+        while anchor in found:  # a repeated heading gets -1, -2, ...
+            n += 1
+            anchor = f"{slug}-{n}"
+        found.add(anchor)
+    return found
+
+
+def test_every_relative_markdown_link_points_at_a_file_of_the_repository() -> None:
+    """Every relative link of every markdown file: inside the repository, to a file that exists, and to a heading
+    of it when it names one."""
+    broken: list[str] = []
+    for doc in [p for p in _project_files() if p.suffix == ".md"]:
+        for number, line in enumerate(_prose(doc).splitlines(), 1):
+            for target in _LINK.findall(line):
+                if re.match(r"[a-z][a-z0-9+.-]*:", target):
+                    continue  # a URL
+                name, _, anchor = target.partition("#")
+                resolved = (doc.parent / name).resolve() if name else doc
+                where = f"{doc.relative_to(REPO)}:{number}: {target}"
+                if not resolved.is_relative_to(REPO):
+                    broken.append(f"{where} leaves the repository")
+                elif not resolved.exists():
+                    broken.append(f"{where} does not exist")
+                elif anchor and resolved.suffix == ".md" and anchor not in _anchors(resolved):
+                    broken.append(f"{where}: {resolved.name} has no heading with that anchor")
+    assert not broken, "broken relative links:\n" + "\n".join(broken)

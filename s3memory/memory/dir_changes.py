@@ -2,8 +2,10 @@
 
 S3 has no transactions, so a multi-object change first *claims* its source directory by
 creating an intent record (a sealed JSON object, If-None-Match) at
-`{agent}/.s3memory/intents/<sha256(source path)[:32]>`; the record lists every source key
-with the ETag it was listed with. Then:
+`{agent}/.s3memory/intents/<name>`, the name a 32-hex-digit hash of the source path (SHA-256
+with plain names; with encrypted names an HMAC keyed from the agent's name key, so the name
+does not tell the path; see `intents`). The record lists every source key with the ETag it was
+listed with. Then:
 
 - rename: every file is copied (re-encrypted for its new path, since the ciphertext is bound
   to the path) in parallel; only once every copy exists are the sources deleted, each only in

@@ -69,7 +69,8 @@ class WritePolicy:
                 self._files = max(0, self._files - files)
 
     def names(self, paths: Iterable[MemoryPath]) -> None:
-        """Guard paths about to become object keys, which are stored unencrypted."""
+        """Guard the paths about to become object keys (every key a directory rename creates), as
+        every write guards its path; with plain names the keys hold the paths as they are."""
         for path in paths:
             self.guard.scan("", path.display)
 

@@ -1,4 +1,4 @@
-"""Every string of shared/memory-tool-spec.md, asserted literally through `S3MemoryTool.call` on moto.
+"""Every string of the contract (docs/contract.md), asserted literally through `S3MemoryTool.call` on moto.
 
 Every test runs twice: with plain names and with hidden (encrypted) names. The model must see
 exactly the same strings in both; only what is stored differs, and `bucket_keys` shows the

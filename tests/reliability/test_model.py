@@ -1,6 +1,6 @@
 """Model-based test: random command sequences against S3MemoryTool (moto) and a plain model.
 
-The model is written from shared/memory-tool-spec.md alone, with none of s3memory's code: the
+The model is written from the contract (docs/contract.md) alone, with none of s3memory's code: the
 memory is a dict {path segments: text}; a directory exists while some file lies below it. Every
 command's answer, success string or error text, must be identical in both.
 """
