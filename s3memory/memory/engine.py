@@ -251,7 +251,7 @@ class Memory:
                 move_file(self.vault, old, new, self.policy.guard.scan(text, new.display), etag)
                 self.placement.remember(new.ancestors())
                 return fmt.renamed(old.display, new.display)
-            self.policy.names(self._renamed(old, new, listing))  # every key the rename creates
+            self.policy.paths(self._renamed(old, new, listing))  # every key the rename creates
         self.placement.forget()
         with self._failures(old.display, partial=True):
             self.changes.rename_dir(old, new, listing)

@@ -68,7 +68,7 @@ class WritePolicy:
             if self._files is not None:
                 self._files = max(0, self._files - files)
 
-    def names(self, paths: Iterable[MemoryPath]) -> None:
+    def paths(self, paths: Iterable[MemoryPath]) -> None:
         """Guard the paths about to become object keys (every key a directory rename creates), as
         every write guards its path; with plain names the keys hold the paths as they are."""
         for path in paths:
@@ -83,7 +83,7 @@ class WritePolicy:
         if max_bytes is None and files is not None:
             used_bytes, used_files = 0, files
         else:
-            used_bytes, used_files = self.lister.usage(self.space, names=True)
+            used_bytes, used_files = self.lister.usage(self.space, count_paths=True)
             self.counted(used_files)
         if max_files is not None and new_file and used_files + 1 > max_files:
             raise CommandError(fmt.quota_files(path.display, used_files, max_files))

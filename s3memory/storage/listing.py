@@ -90,7 +90,7 @@ class Lister:
     def _names(self, directory: MemoryPath, files: Files, dirs: Dirs) -> tuple[Files, Dirs]:
         """Stored segments → names; a key that does not decode (not written by this agent's
         name key) is left out, as a key no memory path maps to is."""
-        if self.space is None or self.space.encrypted is False:
+        if self.space is None:
             return files, dirs
         named_files: Files = []
         named_dirs: Dirs = []
@@ -138,22 +138,20 @@ class Lister:
             dirs.extend(sub_dirs)
         return files, dirs
 
-    def usage(self, space: AgentKeyspace, *, names: bool = False) -> tuple[int, int]:
-        """(plaintext bytes, files) stored for an agent, bookkeeping objects excluded. With `names`,
-        each file also counts its path below the agent (UTF-8), as the byte quota does."""
+    def usage(self, space: AgentKeyspace, *, count_paths: bool = False) -> tuple[int, int]:
+        """(plaintext bytes, files) stored for an agent, bookkeeping objects excluded. With
+        `count_paths`, each file also counts its path below the agent (UTF-8), as the byte quota does."""
         total = count = 0
         for page in self.store.iter_pages(space.root):
             for obj in page.objects:
                 if not space.is_bookkeeping(obj.key):
                     total += plaintext_size(obj.size)
-                    total += self._name_bytes(space, obj.key) if names else 0
+                    total += self._path_bytes(space, obj.key) if count_paths else 0
                     count += 1
         return total, count
 
     @staticmethod
-    def _name_bytes(space: AgentKeyspace, key: str) -> int:
+    def _path_bytes(space: AgentKeyspace, key: str) -> int:
         """The path's UTF-8 length below the agent, as the model named it (not as stored)."""
-        if space.encrypted is False:
-            return len(key[len(space.root) :].encode("utf-8"))
         path = space.path_of(key)
         return len(key[len(space.root) :].encode("utf-8")) if path is None else len(path.relative.encode("utf-8"))
