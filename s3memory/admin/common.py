@@ -25,14 +25,6 @@ class Tracker(Protocol):
     def advance(self, nbytes: int = 0) -> None: ...
 
 
-class NoProgress:
-    def start(self, total: int) -> None:
-        pass
-
-    def advance(self, nbytes: int = 0) -> None:
-        pass
-
-
 def is_folder_marker(obj: ObjectInfo) -> bool:
     """A zero-byte `name/` key, as consoles create for folders: not a memory file."""
     return obj.key.endswith("/") and obj.size == 0

@@ -105,17 +105,6 @@ class TarWriter:
         self._file.close()
 
 
-def destination_in_use(path: Path) -> bool:
-    """True if `path` exists and is not an empty directory (export refuses it without --force)."""
-    try:
-        st = path.lstat()
-    except FileNotFoundError:
-        return False
-    if stat.S_ISDIR(st.st_mode):
-        return any(path.iterdir())
-    return True
-
-
 # --- reading ---------------------------------------------------------------------------
 
 

@@ -19,7 +19,6 @@ from .context import load_settings
 from .exits import EXIT_OK, PROG, UsageError
 
 STDIO = "stdio"
-HTTP = "streamable-http"
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
 

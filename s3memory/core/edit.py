@@ -125,11 +125,6 @@ def _overlaps_itself(needle: str) -> bool:
     return bool(needle) and border[-1] > 0
 
 
-def occurrence_lines(text: str, needle: str) -> list[int]:
-    """1-indexed line of the start of every occurrence of `needle`, overlapping ones included."""
-    return find_occurrences(text, needle).lines
-
-
 @dataclass(frozen=True)
 class Replacement:
     text: str

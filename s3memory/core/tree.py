@@ -72,13 +72,6 @@ def entries(files: Iterable[tuple[tuple[str, ...], int]], dirs: Iterable[tuple[s
     return out
 
 
-def view_entries(
-    files: Iterable[tuple[tuple[str, ...], int]], dirs: Iterable[tuple[str, ...]] = ()
-) -> list[tuple[str, str]]:
-    """(shown size, relative name) lines below the listed directory, as `view` prints them."""
-    return [(e.shown_size, e.name) for e in entries(files, dirs)]
-
-
 def _walk(node: _Node, base: str, depth: int, out: list[Entry]) -> None:
     for name in sorted(set(node.files) | set(node.dirs)):
         if name in node.files:

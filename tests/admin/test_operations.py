@@ -13,7 +13,7 @@ import pytest
 
 from s3memory import LocalKeys
 from s3memory.admin.agents import AgentUsage, agent_ids, agents
-from s3memory.admin.common import NoProgress, Problem
+from s3memory.admin.common import Problem
 from s3memory.admin.prune import parse_age, prune
 from s3memory.admin.purge import purge
 from s3memory.admin.verify import BranchUse, verify
@@ -23,6 +23,7 @@ from s3memory.storage.concurrency import Pool
 from s3memory.storage.keyspace import AgentKeyspace
 from s3memory.storage.vault import Vault
 from tests.support import BUCKET, LOCAL_KEY, ok
+from tests.support.views import NoProgress
 
 
 @pytest.fixture

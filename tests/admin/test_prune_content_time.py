@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 from s3memory.admin.branch_keys import rewrap_keys
-from s3memory.admin.common import NoProgress
 from s3memory.admin.prune import prune
 from s3memory.admin.rewrap import rewrap
 from s3memory.core import envelope
@@ -22,6 +21,7 @@ from s3memory.storage.keys import KmsKeys
 from s3memory.storage.keyspace import AgentKeyspace
 from s3memory.storage.keystore import Keystore
 from tests.support import BUCKET, ok
+from tests.support.views import NoProgress
 
 DAY = 86400
 

@@ -18,7 +18,6 @@ import pytest
 from moto.core.exceptions import JsonRESTError
 from moto.kms.models import KmsBackend
 
-from s3memory.admin.common import NoProgress
 from s3memory.admin.rewrap import rewrap
 from s3memory.config import StorageSettings
 from s3memory.core import envelope
@@ -30,6 +29,7 @@ from s3memory.storage.keyspace import AgentKeyspace
 from s3memory.storage.vault import Vault
 from tests.support import BUCKET, LOCAL_KEY, REGION, ok
 from tests.support.cli import run
+from tests.support.views import NoProgress
 
 
 class TTYInput(io.StringIO):

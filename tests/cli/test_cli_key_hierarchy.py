@@ -113,11 +113,11 @@ def test_reseal_moves_objects_to_the_new_key_and_verify_reports_references(
 
 
 def test_reseal_never_clobbers_a_concurrent_write(env: Any, make_tool: Any) -> None:
-    from s3memory.admin.common import NoProgress
     from s3memory.admin.reseal import reseal
     from s3memory.storage.concurrency import Pool
     from s3memory.storage.store import ObjectStore
     from s3memory.storage.vault import Vault
+    from tests.support.views import NoProgress
 
     ann = make_tool("ann")
     ok(ann, command="create", path="/memories/a.md", file_text="before")
@@ -239,11 +239,11 @@ def test_rewrap_of_branch_keys_costs_requests_per_key_not_per_object(
     env: Any, make_tool: Any, kms: Any, kms_key: str
 ) -> None:
     from s3memory.admin.branch_keys import rewrap_keys
-    from s3memory.admin.common import NoProgress
     from s3memory.storage.admin_store import AdminStore
     from s3memory.storage.keys import KmsKeys
     from s3memory.storage.keyspace import AgentKeyspace
     from s3memory.storage.keystore import Keystore
+    from tests.support.views import NoProgress
 
     ann = make_tool("ann", use_kms=True)
     for i in range(20):
@@ -265,11 +265,12 @@ def test_rewrap_reports_a_local_branch_key_and_moves_the_kms_ones(
 ) -> None:
     """An agent switched from a local key to KMS (`rotate` with the new source) keeps a local generation 1."""
     from s3memory.admin.branch_keys import rewrap_keys
-    from s3memory.admin.common import NoProgress, Problem
+    from s3memory.admin.common import Problem
     from s3memory.storage.admin_store import AdminStore
     from s3memory.storage.keys import KmsKeys
     from s3memory.storage.keyspace import AgentKeyspace
     from s3memory.storage.keystore import Keystore
+    from tests.support.views import NoProgress
 
     ok(make_tool("ann"), command="create", path="/memories/a.md", file_text="local")
     space = AgentKeyspace("agents/", "ann")

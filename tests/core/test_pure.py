@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from s3memory.core import edit, paths, tree
+from s3memory.core import edit, paths
 from s3memory.core.messages import format_size
 from s3memory.core.paths import MemoryPath
 from s3memory.errors import CommandError, InvalidPath
+from tests.support.views import view_entries
 
 # --- format.format_size ----------------------------------------------------------------
 
@@ -130,7 +131,7 @@ def test_view_slice_line_limit():
     assert (s.first, s.lines, s.n_lines) == (999_999, [""], 999_999)
 
 
-# --- edit.occurrence_lines -------------------------------------------------------------
+# --- edit.find_occurrences(...).lines----------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -147,7 +148,7 @@ def test_view_slice_line_limit():
     ],
 )
 def test_occurrence_lines(text, needle, lines):
-    assert edit.occurrence_lines(text, needle) == lines
+    assert edit.find_occurrences(text, needle).lines == lines
 
 
 # --- edit.replace_unique ---------------------------------------------------------------
@@ -265,7 +266,7 @@ def test_view_entries_depth_first_sorted_by_name():
         (("a", "sub", "deep", "far.txt"), 5),
         (("c", "only", "z"), 1),
     ]
-    assert tree.view_entries(files) == [
+    assert view_entries(files) == [
         ("0B", "B.txt"),
         ("4.0K", "a/"),
         ("4.0K", "a/sub/"),
@@ -289,7 +290,7 @@ def test_view_entries_hidden_and_node_modules_dropped_with_contents():
         (("node_modules_not",), 10),
     ]
     dirs = [(".hiddendir",), ("a", ".d"), ("a", "node_modules")]
-    assert tree.view_entries(files, dirs) == [
+    assert view_entries(files, dirs) == [
         ("4.0K", "a/"),
         ("4.0K", "a/b/"),
         ("10B", "a/ok"),
@@ -298,7 +299,7 @@ def test_view_entries_hidden_and_node_modules_dropped_with_contents():
 
 
 def test_view_entries_known_directories_without_contents():
-    assert tree.view_entries([], [("a", "b"), ("a",), ("z", "y", "x")]) == [
+    assert view_entries([], [("a", "b"), ("a",), ("z", "y", "x")]) == [
         ("4.0K", "a/"),
         ("4.0K", "a/b/"),
         ("4.0K", "z/"),
@@ -307,7 +308,7 @@ def test_view_entries_known_directories_without_contents():
 
 
 def test_view_entries_empty():
-    assert tree.view_entries([]) == []
+    assert view_entries([]) == []
 
 
 # --- paths.parse -----------------------------------------------------------------------

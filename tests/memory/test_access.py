@@ -5,12 +5,12 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from s3memory.admin.common import NoProgress
 from s3memory.admin.prune import prune
 from s3memory.storage.concurrency import Pool
 from s3memory.storage.keyspace import AgentKeyspace
 from s3memory.storage.store import ObjectStore
 from tests.support import BUCKET, CallCounter, ok
+from tests.support.views import NoProgress
 
 KEY = "agents/agent-42/a.md"
 

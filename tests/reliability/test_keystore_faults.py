@@ -16,7 +16,6 @@ from anthropic.lib.tools import ToolError
 from botocore.exceptions import ClientError
 
 from s3memory import S3MemoryTool
-from s3memory.admin.common import NoProgress
 from s3memory.admin.reseal import reseal
 from s3memory.admin.shred import shred
 from s3memory.core import envelope, keyring
@@ -31,6 +30,7 @@ from s3memory.storage.vault import Vault
 from tests.reliability.test_crash import Crash, Killer
 from tests.support import BUCKET, LOCAL_KEY, ok
 from tests.support.endpoint import ENDPOINT
+from tests.support.views import NoProgress
 
 PREFIX = "agents/"
 FAILURES = (Crash, ClientError, S3MemoryError, ToolError)

@@ -2,7 +2,7 @@
 
 Agents are seeded with raw `put_object` calls of small plain bodies (a directory view only
 lists; sizes are shown as stored size minus the 16-byte tag). The expected listing is built
-independently from a full paginated listing folded by `tree.view_entries`, which is what the
+independently from a full paginated listing folded by `view_entries`, which is what the
 single-page path shows for the same keys.
 """
 
@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from s3memory.core import messages as fmt
-from s3memory.core import tree
 from s3memory.storage.listing import complete_before
 from tests.support import BUCKET, ok
+from tests.support.views import view_entries
 
 ROOT = "agents/agent-42/"
 
@@ -47,7 +47,7 @@ def expected_view(s3: Any, prefix: str, display: str) -> str:
                 dirs.append(tuple(rel[:-1].split("/")))
             else:
                 files.append((tuple(rel.split("/")), obj["Size"] - 16))
-    return fmt.dir_listing(display, tree.view_entries(files, dirs))
+    return fmt.dir_listing(display, view_entries(files, dirs))
 
 
 def many_dirs() -> list[tuple[str, int]]:
