@@ -18,11 +18,9 @@ if TYPE_CHECKING:
 
 def memory_for(ctx: Context, agent: str) -> Memory:
     """The tool's command engine for `agent`, without the SDK (no anthropic import)."""
-    from s3memory.core.guard import SecretGuard
-    from s3memory.memory.engine import Memory
+    from s3memory.memory.open import memory_of
 
-    s = ctx.full
-    return Memory(ctx.vault(agent), ctx.pool.executor, s.limits(), SecretGuard(s.guard))
+    return memory_of(ctx.vault(agent), ctx.full.memory_options(), ctx.pool.executor)
 
 
 def run_ls(args: argparse.Namespace) -> int:

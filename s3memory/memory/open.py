@@ -1,10 +1,11 @@
 """The one place that opens an agent's memory: the SDK tools and the MCP server get their `Memory`
-(and the worker pool it runs parallel requests on) here, with the same checks."""
+(and the worker pool it runs parallel requests on) here, with the same checks; the CLI's `ls` and
+`cat` build theirs over an operator's vault with `memory_of`."""
 
 from __future__ import annotations
 
 import logging
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from s3memory.core.guard import SecretGuard
@@ -13,6 +14,7 @@ from s3memory.storage.clients import SPARE_CONNECTIONS, botocore_config, client
 from s3memory.storage.keys import Keys
 from s3memory.storage.session import open_vault
 from s3memory.storage.store import ObjectStore
+from s3memory.storage.vault import Vault
 
 from .engine import Memory
 
@@ -54,5 +56,11 @@ def open_memory(
         check_pool(s3_client, memory.max_workers)
     vault = open_vault(ObjectStore(s3_client, bucket), keys, agent_id, agent, names=agent.names)
     executor = ThreadPoolExecutor(max_workers=memory.max_workers, thread_name_prefix="s3memory")
-    guard = SecretGuard(memory.guard) if isinstance(memory.guard, str) else memory.guard
-    return Memory(vault, executor, memory.limits, guard, log_paths=memory.log_paths), executor
+    return memory_of(vault, memory, executor), executor
+
+
+def memory_of(vault: Vault, options: MemoryOptions, executor: Executor) -> Memory:
+    """The command engine over `vault`, running parallel requests on `executor` (the CLI's `ls`
+    and `cat` use the operator's vault and pool)."""
+    guard = SecretGuard(options.guard) if isinstance(options.guard, str) else options.guard
+    return Memory(vault, executor, options.limits, guard, log_paths=options.log_paths)
