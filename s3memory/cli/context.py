@@ -117,11 +117,9 @@ class Context:
         their paths, so names it cannot read are an error instead."""
         from s3memory.admin.names import STORED_KEYS, fixed, name_mode, resolved_space
         from s3memory.errors import AccessDenied, S3MemoryError, StorageError
-        from s3memory.memory.explain import for_cli
+        from s3memory.memory.explain import for_cli, is_configuration
         from s3memory.storage.keyspace import AgentKeyspace
         from s3memory.storage.vault import Vault
-
-        from .hints import is_configuration
 
         plain = AgentKeyspace(self.settings.prefix, agent)
         source = self.key_source
