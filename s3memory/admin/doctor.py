@@ -20,7 +20,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from s3memory.storage.capabilities import WEAKER
-from s3memory.storage.errors_table import translate
+from s3memory.storage.errors_table import error_code, translate
 from s3memory.storage.keys import encryption_context
 from s3memory.storage.log_filter import install_log_filter
 
@@ -77,12 +77,6 @@ class Diagnosis:
         return {"endpoint": self.endpoint, "capabilities": self.capabilities, "safe": self.safe, "weaker": self.weaker}
 
 
-def _code(err: ClientError) -> str:
-    return str(
-        err.response.get("Error", {}).get("Code") or err.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
-    )
-
-
 def _must_refuse(
     action: Callable[[], Any], what: str, still_there: Callable[[], bool] = lambda: True
 ) -> tuple[bool, str]:
@@ -90,7 +84,7 @@ def _must_refuse(
     try:
         action()
     except ClientError as err:
-        code = _code(err)
+        code = error_code(err)
         if code in ("PreconditionFailed", "412"):
             return (True, f"{what}: refused (412)") if still_there() else (False, f"{what}: refused, yet acted")
         return False, f"{what}: not supported ({code})"
@@ -186,7 +180,7 @@ class Doctor:
         try:
             self._put(key, b"second", IfMatch=etag)
         except ClientError as err:
-            return False, f"replace of the current version: refused ({_code(err)})"
+            return False, f"replace of the current version: refused ({error_code(err)})"
         return True, "replace of a changed version refused (412); of the current version done"
 
     def _delete_objects_if_match(self) -> tuple[bool, str]:
@@ -196,7 +190,7 @@ class Doctor:
                 Bucket=self.bucket, Delete={"Objects": [{"Key": key, "ETag": '"0"'}], "Quiet": True}
             )
         except ClientError as err:
-            return False, f"batch delete of a changed version: not supported ({_code(err)})"
+            return False, f"batch delete of a changed version: not supported ({error_code(err)})"
         codes = [e.get("Code") for e in resp.get("Errors", [])]
         if codes == ["PreconditionFailed"] and self._exists(key):
             return True, "batch delete of a changed version: refused per entry (PreconditionFailed)"
@@ -208,16 +202,16 @@ class Doctor:
         try:
             status = self.s3.get_bucket_versioning(Bucket=self.bucket).get("Status") or "never enabled"
         except ClientError as err:
-            return False, f"versioning state unknown ({_code(err)})"
+            return False, f"versioning state unknown ({error_code(err)})"
         return status == "Enabled", f"bucket versioning: {status}"
 
     def _keystore_lifecycle(self) -> tuple[bool, str]:
         try:
             rules = self.s3.get_bucket_lifecycle_configuration(Bucket=self.keystore_bucket).get("Rules", [])
         except ClientError as err:
-            if _code(err) == "NoSuchLifecycleConfiguration":
+            if error_code(err) == "NoSuchLifecycleConfiguration":
                 return True, "no lifecycle rule in the keystore's bucket"
-            return False, f"lifecycle rules of the keystore's bucket unknown ({_code(err)})"
+            return False, f"lifecycle rules of the keystore's bucket unknown ({error_code(err)})"
         risky = [str(rule.get("ID") or "(no id)") for rule in rules if expires_keystores(rule, self.prefix)]
         if risky:
             return False, f"lifecycle rule {', '.join(risky)} expires objects under the agents' keystores"
@@ -240,7 +234,7 @@ class Doctor:
             blob = self._wrapped_probe_key()
             self.kms.decrypt(CiphertextBlob=blob, EncryptionContext=self._PROBE_CONTEXT)
         except ClientError as err:
-            return False, f"GenerateDataKey/Decrypt with a context failed ({_code(err)})"
+            return False, f"GenerateDataKey/Decrypt with a context failed ({error_code(err)})"
         try:
             self.kms.decrypt(CiphertextBlob=blob, EncryptionContext=encryption_context("other"))
         except ClientError:
@@ -257,7 +251,7 @@ class Doctor:
                 SourceKeyId=self.kms_key_id, DestinationKeyId=self.kms_key_id, DestinationEncryptionContext=context,
             )  # fmt: skip
         except ClientError as err:
-            return False, f"ReEncrypt failed ({_code(err)})"
+            return False, f"ReEncrypt failed ({error_code(err)})"
         return True, "ReEncrypt with SourceKeyId and encryption contexts works"
 
     def _clean(self) -> None:

@@ -27,7 +27,7 @@ from s3memory.errors import (
     NotFound,
     StorageError,
 )
-from s3memory.memory.explain import NAMES_ADVICE, for_report
+from s3memory.memory.explain import for_cli, for_report
 from s3memory.storage.concurrency import Pool
 from s3memory.storage.keyspace import AgentKeyspace
 from s3memory.storage.store import ObjectInfo
@@ -109,7 +109,7 @@ def _names(vault: Vault, report: VerifyReport) -> AgentKeyspace | None:
     try:
         return vault.names.resolved()
     except NamesMismatch as err:
-        why = NAMES_ADVICE.get(err.code, err.code)
+        why = for_cli(err)  # what the agent's name mode needs, as the CLI says it
     except (StorageError, KeyUnavailable, IntegrityError) as err:
         if isinstance(err, StorageError) and err.kind == CONFIGURATION:
             raise  # no bucket, no access: the whole command cannot run (as listing it would say)

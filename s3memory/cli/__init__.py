@@ -295,10 +295,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse has printed help or a usage error
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
-    from s3memory.errors import InvalidPath, S3MemoryError
-    from s3memory.memory.explain import for_cli
-
-    from .hints import configuration_message, is_configuration
+    from s3memory.errors import S3MemoryError
+    from s3memory.memory.explain import cli_failure
 
     module, name = COMMANDS[args.command]
     func: Callable[[argparse.Namespace], int] = getattr(importlib.import_module(f"{__name__}.{module}"), name)
@@ -310,15 +308,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Failed as err:
         _error(str(err))
         return EXIT_FAILED
-    except InvalidPath as err:
-        _error(for_cli(err))
-        return EXIT_USAGE
     except S3MemoryError as err:
-        if is_configuration(err):
-            _error(configuration_message(err))
-            return EXIT_USAGE
-        _error(for_cli(err))
-        return EXIT_FAILED
+        line, usage = cli_failure(err)
+        _error(line)
+        return EXIT_USAGE if usage else EXIT_FAILED
     except KeyboardInterrupt:
         _error("interrupted")
         return EXIT_INTERRUPTED

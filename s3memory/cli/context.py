@@ -117,13 +117,11 @@ class Context:
         encrypted names, one unwrap of the name key). `need_names`: the command finds files by
         their paths, so names it cannot read are an error instead."""
         from s3memory.errors import AccessDenied, S3MemoryError, StorageError
-        from s3memory.memory.explain import for_cli
+        from s3memory.memory.explain import for_cli, is_configuration
         from s3memory.storage.keys import Keys
         from s3memory.storage.keyspace import AgentKeyspace
         from s3memory.storage.keystore import Keystore
         from s3memory.storage.names import STORED_KEYS, stored_mode, with_codec
-
-        from .hints import is_configuration
 
         plain = AgentKeyspace(self.settings.prefix, agent)
         source = self.key_source

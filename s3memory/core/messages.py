@@ -1,6 +1,6 @@
 """Every string the model sees, and `format_size`. Pure.
 
-The texts follow shared/memory-tool-spec.md to the byte; tests assert them literally.
+The texts follow docs/contract.md to the byte; tests assert them literally.
 """
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ from collections.abc import Iterable, Sequence
 LINE_NUMBER_WIDTH = 6
 MAX_LINES = 999_999
 DIR_SIZE = "4.0K"
+# The memory tool's commands, in the order the dispatch errors name them.
+COMMANDS = ("view", "create", "str_replace", "insert", "delete", "rename")
 
 
 def format_size(n: int) -> str:
@@ -51,6 +53,27 @@ def fit_lines(lines: Sequence[str], max_chars: int) -> int:
         if total > max_chars:
             return i
     return len(lines)
+
+
+# --- dispatch --------------------------------------------------------------------------
+
+
+def missing_command() -> str:
+    return f"Error: Missing `command` parameter; use one of: {', '.join(COMMANDS)}"
+
+
+def unknown_command(command: object) -> str:
+    """`command` is shown as sent if it is a string, else by its type's name (never its value)."""
+    shown = command if isinstance(command, str) else type(command).__name__
+    return f"Error: Unknown memory command {shown!r}; use one of: {', '.join(COMMANDS)}"
+
+
+def command_problem(arguments: object) -> str | None:
+    """The dispatch error for a tool input whose `command` is missing or unknown; None if it names one."""
+    command = arguments.get("command") if isinstance(arguments, dict) else None
+    if command is None:
+        return missing_command()
+    return None if command in COMMANDS else unknown_command(command)
 
 
 # --- view ------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ An adapter like `s3memory.tool`, for MCP clients instead of the SDK's tool runne
 `memory`, answered by the same `Memory` with the same strings. It never imports `anthropic`.
 
 - `schema`: the tool's name, description and input schema (pure data).
-- `dispatch`: arguments → a `Memory` command → (text, is_error); builds `Memory` from `Settings`.
+- `dispatch`: builds `Memory` from `Settings` (the calls go through `s3memory.memory.commands.answer`).
 - `auth`: the bearer-token check for HTTP, and what counts as a loopback host.
 - `server`: the MCP server and its two transports.
 

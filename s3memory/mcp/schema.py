@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from s3memory.core.messages import COMMANDS
+
 TOOL_NAME = "memory"
-COMMANDS = ("view", "create", "str_replace", "insert", "delete", "rename")
 
 DESCRIPTION = (
     "A persistent memory directory, /memories, that outlives this conversation. Look at it with `view` "

@@ -25,10 +25,10 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
 from s3memory import __version__
+from s3memory.memory.commands import answer
 from s3memory.memory.engine import Memory
 
 from .auth import BearerToken
-from .dispatch import answer
 from .schema import DESCRIPTION, INPUT_SCHEMA, INSTRUCTIONS, TOOL_NAME
 
 MCP_PATH = "/mcp"

@@ -1,33 +1,202 @@
-"""Failures in words, one function per audience.
+"""Failures in words: one table, `FAILURES`, read by one function per audience.
 
-- `for_model`: the exact error text the model is shown (the contract's operational messages);
-- `for_cli`: one line for an error that stopped a whole CLI command;
-- `for_report`: the reason given for one object in an operator report (verify, export, ...).
+Each row, keyed by error class, words that class of failure for every audience:
 
-None of them names a bucket, a key, an ARN or a secret: storage and key errors carry only an
-error code and the operation.
+- `model`: the exact error text the model is shown (the contract's operational messages);
+- `cli`: one line for an error that stopped a whole CLI command (`for_cli`);
+- `report`: the reason given for one object in an operator report (verify, export, ...);
+- `fixes`: by error code, what happened and what fixes it (the variable, flag or command to
+  change), for a configuration error: `configuration_message` looks the code up in every row,
+  since a `CommandError` keeps only the code of the failure it words.
+
+An error is worded by the row of its nearest class in the table (its MRO): a class without a row
+of its own (`NotFound`, `StorageUnavailable`, `InvalidPath`, ...) is worded as its base class.
+`S3MemoryError`'s row is the default: no text for the model (a bug), its own text elsewhere.
+
+None of the texts names a bucket, a key, an ARN or a secret: storage and key errors carry only
+an error code and the operation.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, NoReturn
 
 from s3memory.core import messages as fmt
 from s3memory.errors import (
+    CONFIGURATION,
     TRANSIENT,
     AccessDenied,
     CommandError,
     IntegrityError,
+    InvalidPath,
     KeyMisconfigured,
     KeyUnavailable,
     NamesMismatch,
     S3MemoryError,
     StorageError,
     StorageMisconfigured,
-    StorageUnavailable,
 )
 
 log = logging.getLogger("s3memory")
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A configuration error with a known code: `what` happened, and the `fix` (a variable, flag or
+    command). The CLI says `{what} ({code}); {fix}`; `advice` is the sentence a report or a note
+    gives instead, where one is worded (the file-name modes)."""
+
+    what: str
+    fix: str
+    advice: str = ""
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One class of failure in words, for each audience (see the module's docstring)."""
+
+    model: Callable[[Any, str, bool], str]  # (err, display, partial) → the model's text
+    cli: Callable[[Any], str]
+    report: Callable[[Any], str]
+    fixes: Mapping[str, Fix] = field(default_factory=dict)
+
+
+_BUCKET = "check S3MEMORY_BUCKET (--bucket) and S3MEMORY_REGION (--region)"
+_CREDENTIALS = "check the AWS credentials: S3MEMORY_PROFILE (--profile), or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
+_KEY = "check S3MEMORY_KMS_KEY_ID (--kms-key-id): the key must exist, be enabled and allow this principal"
+_ACCESS = Fix("S3 refused access", "check the IAM policy for this bucket and prefix")
+_STORED_ENCRYPTED, _STORED_PLAIN = "this agent stores encrypted file names", "this agent stores plain file names"
+_USE_ENCRYPTED = (
+    'set S3MEMORY_NAMES=encrypted (names="encrypted"), or convert it with `s3memory migrate --agent ID --names plain`'
+)
+_USE_PLAIN = (
+    "set S3MEMORY_NAMES=plain (the default), or convert it with `s3memory migrate --agent ID --names encrypted`"
+)
+_MIGRATE_AGAIN = "run `s3memory migrate --agent ID --names MODE` again to finish (it resumes where it stopped)"
+
+
+def _s3_failed(err: Any) -> str:
+    return f"S3 {err.operation or 'request'} failed ({err.code})"
+
+
+def _storage_model(err: Any, display: str, partial: bool) -> str:
+    """Only a failure that may pass says "Try again"; `partial`: it struck a multi-object change."""
+    if err.kind == TRANSIENT:
+        return fmt.storage_unavailable_partial(err.code, display) if partial else fmt.storage_unavailable(err.code)
+    return fmt.change_incomplete(err.code, display) if partial else fmt.storage_refused(err.code)
+
+
+def _key_service(err: Any) -> str:
+    return f"the key service is unavailable ({err.code})"
+
+
+def _data_key(err: Any) -> str:
+    return f"the data key is unavailable ({err.code})"
+
+
+def _names_advice(err: Any) -> str:
+    fix = FAILURES[NamesMismatch].fixes.get(err.code)
+    return fix.advice if fix is not None else str(err.code)
+
+
+def _no_model_text(err: Any, display: str, partial: bool) -> NoReturn:
+    raise TypeError(f"no model message for {type(err).__name__}")
+
+
+def _reraise(err: Any) -> NoReturn:
+    raise err
+
+
+FAILURES: dict[type[S3MemoryError], Failure] = {
+    S3MemoryError: Failure(_no_model_text, cli=str, report=_reraise),
+    CommandError: Failure(
+        model=lambda err, display, partial: err.message,
+        cli=lambda err: err.message.removeprefix("Error: "),
+        report=lambda err: err.message,
+    ),
+    IntegrityError: Failure(
+        model=lambda err, display, partial: fmt.integrity_failed(display),
+        cli=str,
+        report=lambda err: "failed its integrity check",
+    ),
+    StorageError: Failure(_storage_model, cli=_s3_failed, report=_s3_failed),
+    StorageMisconfigured: Failure(
+        model=lambda err, display, partial: fmt.storage_misconfigured(err.code),
+        cli=_s3_failed,
+        report=_s3_failed,
+        fixes={
+            "NoSuchBucket": Fix("the bucket does not exist", _BUCKET),
+            "InvalidBucketName": Fix("the bucket name is not valid", _BUCKET),
+            "PermanentRedirect": Fix("the bucket is in another region", _BUCKET),
+            "301": Fix("the bucket is in another region", _BUCKET),
+            "AuthorizationHeaderMalformed": Fix("the request was signed for another region", _BUCKET),
+            # botocore's own errors, by name; a KMS client without them (KeyMisconfigured) reads the same line
+            "NoCredentialsError": Fix("no AWS credentials were found", _CREDENTIALS),
+            "PartialCredentialsError": Fix("the AWS credentials are incomplete", _CREDENTIALS),
+            "ProfileNotFound": Fix("the AWS profile does not exist", _CREDENTIALS),
+            "NoRegionError": Fix("no AWS region is set", "set S3MEMORY_REGION (--region)"),
+            "InvalidRegionError": Fix("the AWS region is not valid", "check S3MEMORY_REGION (--region)"),
+            "InvalidEndpointConfigurationError": Fix(
+                "the endpoint is not valid", "check S3MEMORY_ENDPOINT_URL (--endpoint-url)"
+            ),
+        },
+    ),
+    AccessDenied: Failure(
+        model=lambda err, display, partial: fmt.storage_denied(),
+        cli=lambda err: (
+            f"S3 refused access ({err.operation or 'request'}: {err.code}); check the IAM policy for this prefix"
+        ),
+        report=lambda err: f"access denied ({err.operation or 'S3'})",
+        fixes={
+            "AccessDenied": _ACCESS,
+            "403": _ACCESS,
+            "AllAccessDisabled": _ACCESS,
+            "InvalidAccessKeyId": Fix("S3 does not know the access key", _CREDENTIALS),
+            "SignatureDoesNotMatch": Fix("S3 rejected the request signature", _CREDENTIALS),
+            "ExpiredToken": Fix("the AWS session token has expired", _CREDENTIALS),
+            "InvalidToken": Fix("the AWS session token is not valid", _CREDENTIALS),
+        },
+    ),
+    KeyUnavailable: Failure(
+        model=lambda err, display, partial: fmt.keys_unavailable(err.code), cli=_key_service, report=_data_key
+    ),
+    KeyMisconfigured: Failure(
+        model=lambda err, display, partial: fmt.keys_misconfigured(err.code),
+        cli=_key_service,
+        report=_data_key,
+        fixes={
+            "NotFoundException": Fix("the KMS key does not exist", _KEY),
+            "DisabledException": Fix("the KMS key is disabled", _KEY),
+            "KMSInvalidStateException": Fix("the KMS key is pending deletion or not usable", _KEY),
+            "InvalidKeyUsageException": Fix("the KMS key cannot encrypt data keys", _KEY),
+            "AccessDeniedException": Fix("KMS refused access to the key", _KEY),
+            "UnrecognizedClientException": Fix("KMS does not know the credentials", _CREDENTIALS),
+        },
+    ),
+    NamesMismatch: Failure(
+        model=lambda err, display, partial: fmt.names_mismatch(err.code),
+        cli=_names_advice,
+        report=_data_key,
+        fixes={
+            "NamesEncrypted": Fix(_STORED_ENCRYPTED, _USE_ENCRYPTED, f"{_STORED_ENCRYPTED}: {_USE_ENCRYPTED}"),
+            "NamesPlain": Fix(_STORED_PLAIN, _USE_PLAIN, f"{_STORED_PLAIN}: {_USE_PLAIN}"),
+            "NamesMigrating": Fix(
+                "the agent's file names are being migrated",
+                _MIGRATE_AGAIN,
+                f"this agent's file names are being migrated; {_MIGRATE_AGAIN}",
+            ),
+        },
+    ),
+}
+FIXES: dict[str, Fix] = {code: fix for row in FAILURES.values() for code, fix in row.fixes.items()}  # one per code
+
+
+def failure_of(err: S3MemoryError) -> Failure:
+    """The row that words `err`: that of its nearest class in `FAILURES`."""
+    return next(FAILURES[cls] for cls in type(err).__mro__ if cls in FAILURES)
 
 
 def log_failure(err: S3MemoryError) -> None:
@@ -47,25 +216,7 @@ def for_model(err: S3MemoryError, display: str, *, partial: bool = False) -> str
     command completes the change; if not, the change stops where it is, losing nothing.
     Only a failure that may pass says "Try again".
     """
-    if isinstance(err, CommandError):
-        return err.message
-    if isinstance(err, IntegrityError):
-        return fmt.integrity_failed(display)
-    if isinstance(err, NamesMismatch):
-        return fmt.names_mismatch(err.code)
-    if isinstance(err, KeyMisconfigured):
-        return fmt.keys_misconfigured(err.code)
-    if isinstance(err, KeyUnavailable):
-        return fmt.keys_unavailable(err.code)
-    if isinstance(err, AccessDenied):
-        return fmt.storage_denied()
-    if isinstance(err, StorageMisconfigured):
-        return fmt.storage_misconfigured(err.code)
-    if isinstance(err, StorageUnavailable) or (isinstance(err, StorageError) and err.kind == TRANSIENT):
-        return fmt.storage_unavailable_partial(err.code, display) if partial else fmt.storage_unavailable(err.code)
-    if isinstance(err, StorageError):
-        return fmt.change_incomplete(err.code, display) if partial else fmt.storage_refused(err.code)
-    raise TypeError(f"no model message for {type(err).__name__}")
+    return failure_of(err).model(err, display, partial)
 
 
 def as_command_error(err: S3MemoryError, display: str, *, partial: bool = False) -> CommandError:
@@ -77,40 +228,39 @@ def as_command_error(err: S3MemoryError, display: str, *, partial: bool = False)
 
 
 def for_cli(err: S3MemoryError) -> str:
-    """One line for an error that stopped a whole command."""
-    if isinstance(err, CommandError):
-        return err.message.removeprefix("Error: ")
-    if isinstance(err, AccessDenied):
-        return f"S3 refused access ({err.operation or 'request'}: {err.code}); check the IAM policy for this prefix"
-    if isinstance(err, StorageError):
-        return f"S3 {err.operation or 'request'} failed ({err.code})"
-    if isinstance(err, NamesMismatch):
-        return NAMES_ADVICE.get(err.code, err.code)
-    if isinstance(err, KeyUnavailable):
-        return f"the key service is unavailable ({err.code})"
-    return str(err)
-
-
-NAMES_ADVICE = {
-    "NamesEncrypted": 'this agent stores encrypted file names: set S3MEMORY_NAMES=encrypted (names="encrypted"), '
-    "or convert it with `s3memory migrate --agent ID --names plain`",
-    "NamesPlain": "this agent stores plain file names: set S3MEMORY_NAMES=plain (the default), "
-    "or convert it with `s3memory migrate --agent ID --names encrypted`",
-    "NamesMigrating": "this agent's file names are being migrated; run `s3memory migrate --agent ID --names MODE` "
-    "again to finish (it resumes where it stopped)",
-}
+    """One line for an error that stopped a whole command (a configuration error aside: see `cli_failure`)."""
+    return failure_of(err).cli(err)
 
 
 def for_report(err: BaseException) -> str:
     """A one-line reason for a per-object failure. Anything but our own errors is a bug and re-raised."""
-    if isinstance(err, IntegrityError):
-        return "failed its integrity check"
-    if isinstance(err, KeyUnavailable):
-        return f"the data key is unavailable ({err.code})"
-    if isinstance(err, AccessDenied):
-        return f"access denied ({err.operation or 'S3'})"
-    if isinstance(err, StorageError):
-        return f"S3 {err.operation or 'request'} failed ({err.code})"
-    if isinstance(err, CommandError):
-        return err.message
-    raise err
+    if not isinstance(err, S3MemoryError):
+        raise err
+    return failure_of(err).report(err)
+
+
+def is_configuration(err: S3MemoryError) -> bool:
+    return err.kind == CONFIGURATION
+
+
+def configuration_message(err: S3MemoryError, *, key_flag: str = "") -> str:
+    """One line for a configuration error: what happened (code), and the variable, flag or command to fix.
+
+    `key_flag`: the flag that names the KMS key in this command, when it is not --kms-key-id.
+    """
+    code = str(getattr(err, "code", "") or type(err).__name__)
+    fix = FIXES.get(code)
+    if fix is None:
+        return f"the configuration is not usable ({code}); check the S3MEMORY_* settings and AWS credentials"
+    remedy = f"check {key_flag}: the key must exist, be enabled and allow this principal" if key_flag else _KEY
+    return f"{fix.what} ({code}); {remedy if fix.fix == _KEY else fix.fix}"
+
+
+def cli_failure(err: S3MemoryError) -> tuple[str, bool]:
+    """The line the CLI prints for an error that stopped a command, and whether the invocation or the
+    configuration must change (a usage error, exit 2) rather than the operation having failed (exit 1)."""
+    if isinstance(err, InvalidPath):
+        return for_cli(err), True
+    if is_configuration(err):
+        return configuration_message(err), True
+    return for_cli(err), False

@@ -12,12 +12,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError
-
-from s3memory.errors import NotFound
+from s3memory.errors import NotFound, StorageError
 
 from .capabilities import not_implemented
-from .errors_table import translate
+from .errors_table import call
 from .store import ObjectStore, StoredObject
 
 
@@ -42,19 +40,13 @@ class Head:
 class AdminStore(ObjectStore):
     def get_version(self, key: str, version_id: str) -> StoredObject:
         """One version of an object (GetObject with VersionId). Raises `NotFound`."""
-        try:
-            resp = self.s3.get_object(**self._version(key, version_id))
-            body = resp["Body"].read()
-        except (ClientError, BotoCoreError) as err:
-            raise translate(err, "GetObject") from err
+        resp = call("GetObject", self.s3.get_object, **self._version(key, version_id))
+        body = call("GetObject", resp["Body"].read)
         return StoredObject(body, resp.get("ETag", ""), dict(resp.get("Metadata", {})), resp.get("LastModified"))
 
     def version_metadata(self, key: str, version_id: str) -> dict[str, str]:
         """One version's user metadata (HeadObject with VersionId). Raises `NotFound`."""
-        try:
-            resp = self.s3.head_object(**self._version(key, version_id))
-        except (ClientError, BotoCoreError) as err:
-            raise translate(err, "HeadObject") from err
+        resp = call("HeadObject", self.s3.head_object, **self._version(key, version_id))
         return dict(resp.get("Metadata", {}))
 
     def _version(self, key: str, version_id: str) -> dict[str, Any]:
@@ -67,10 +59,7 @@ class AdminStore(ObjectStore):
 
     def versioning(self) -> str:
         """The bucket's versioning status: "Enabled", "Suspended" or "" (never enabled)."""
-        try:
-            return str(self.s3.get_bucket_versioning(Bucket=self.bucket).get("Status", ""))
-        except (ClientError, BotoCoreError) as err:
-            raise translate(err, "GetBucketVersioning") from err
+        return str(call("GetBucketVersioning", self.s3.get_bucket_versioning, Bucket=self.bucket).get("Status", ""))
 
     def head_metadata(self, key: str) -> Head | None:
         """The object's ETag and user metadata (one HeadObject); None if it does not exist."""
@@ -96,11 +85,10 @@ class AdminStore(ObjectStore):
         elif not self._check_compared(key, False, if_match, "CopyObject"):
             raise NotFound("NoSuchKey", "CopyObject")
         try:
-            resp = self.s3.copy_object(**request)
-        except (ClientError, BotoCoreError) as err:
-            mapped = translate(err, "CopyObject")
-            if not (conditional and not_implemented(mapped)):
-                raise mapped from err
+            resp = call("CopyObject", self.s3.copy_object, **request)
+        except StorageError as err:
+            if not (conditional and not_implemented(err)):
+                raise
             self.capabilities.learn_missing("copy_if_match")
             return self.replace_metadata(key, metadata, if_match=if_match)
         return str(resp.get("CopyObjectResult", {}).get("ETag", ""))
@@ -109,10 +97,7 @@ class AdminStore(ObjectStore):
         """Pages of every version and delete marker under `prefix` (ListObjectVersions)."""
         kwargs: dict[str, Any] = {"Bucket": self.bucket, "Prefix": prefix}
         while True:
-            try:
-                resp = self.s3.list_object_versions(**kwargs)
-            except (ClientError, BotoCoreError) as err:
-                raise translate(err, "ListObjectVersions") from err
+            resp = call("ListObjectVersions", self.s3.list_object_versions, **kwargs)
             page = [
                 Version(
                     v["Key"],

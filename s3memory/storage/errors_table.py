@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar
+
 from botocore.exceptions import BotoCoreError, ClientError
 
 from s3memory.errors import (
@@ -16,6 +19,8 @@ from s3memory.errors import (
 )
 
 NOT_IMPLEMENTED = frozenset({"NotImplemented", "501"})
+P = ParamSpec("P")
+T = TypeVar("T")
 
 # S3 error code (or HTTP status, as text) → our exception class, decided by code, never by
 # matching message text. The class says whether retrying can help (see errors.py): throttling
@@ -80,15 +85,34 @@ _CLIENT_SIDE: dict[str, type[StorageError]] = {
 }
 
 
+def http_status(err: ClientError) -> str:
+    """The HTTP status of an S3 or KMS error answer, as text ("" if there is none)."""
+    return str(err.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or "")
+
+
+def error_code(err: ClientError, default: str = "Unknown", *, or_status: bool = True) -> str:
+    """The error code of an S3 or KMS error answer; if it has none, its HTTP status (unless not
+    `or_status`: KMS's codes are the only thing its callers classify by), else `default`."""
+    code = str(err.response.get("Error", {}).get("Code") or "")
+    return code or (http_status(err) if or_status else "") or default
+
+
+def call(operation: str, request: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+    """`request(*args, **kwargs)` (one boto3 call, or reading its streamed body), botocore's
+    errors raised as ours (`translate`), chained to botocore's."""
+    try:
+        return request(*args, **kwargs)
+    except (ClientError, BotoCoreError) as err:
+        raise translate(err, operation) from err
+
+
 def translate(err: Exception, operation: str) -> StorageError:
     """Map a botocore exception to ours; the message carries only the code and operation.
 
     An unknown code is classified by its HTTP status: 5xx may pass, anything else will not.
     """
     if isinstance(err, ClientError):
-        code = str(err.response.get("Error", {}).get("Code") or "")
-        status = str(err.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or "")
-        code = code or status or "Unknown"
+        code, status = error_code(err), http_status(err)
         cls = _ERROR_TABLE.get(code) or _ERROR_TABLE.get(status)
         if cls is None:
             cls = StorageUnavailable if status.startswith("5") or not status else StorageRefused

@@ -11,6 +11,7 @@ from s3memory.core.envelope import DataKey
 from s3memory.errors import IntegrityError, KeyMisconfigured, KeyUnavailable
 
 from .clients import client
+from .errors_table import error_code, http_status
 from .keys import Keys, encryption_context
 from .log_filter import install_log_filter
 
@@ -43,8 +44,7 @@ def kms_error(err: Exception, *, from_header: bool = False) -> Exception:
     KMS refusing it (cannot open it, or it names a key we may not use) means the object is not
     what we wrote: an integrity failure of that object, not a key outage."""
     if isinstance(err, ClientError):
-        code = str(err.response.get("Error", {}).get("Code") or "KMSError")
-        status = str(err.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or "")
+        code, status = error_code(err, "KMSError", or_status=False), http_status(err)
         if code in _KMS_INTEGRITY_CODES or (from_header and code == "AccessDeniedException"):
             return IntegrityError()
         if code in _KMS_TRANSIENT_CODES or status.startswith("5"):
@@ -145,7 +145,7 @@ class KmsKeys(Keys):
             try:
                 resp = self._kms.re_encrypt(**request)
             except ClientError as err:
-                if not source_key_id or err.response.get("Error", {}).get("Code") != "IncorrectKeyException":
+                if not source_key_id or error_code(err) != "IncorrectKeyException":
                     raise
                 resp = self._kms.re_encrypt(**{**request, "SourceKeyId": destination_key_id})
         except (ClientError, BotoCoreError) as err:

@@ -12,12 +12,10 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
-from botocore.exceptions import BotoCoreError, ClientError
-
 from s3memory.errors import NotFound, PreconditionFailed, StorageError
 
 from .capabilities import Capabilities, not_implemented
-from .errors_table import NOT_IMPLEMENTED, translate
+from .errors_table import NOT_IMPLEMENTED, call
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
@@ -60,21 +58,15 @@ class ObjectStore:
         self.capabilities = Capabilities()
 
     def get(self, key: str) -> StoredObject:
-        try:
-            resp = self.s3.get_object(Bucket=self.bucket, Key=key)
-            body = resp["Body"].read()
-        except (ClientError, BotoCoreError) as err:
-            raise translate(err, "GetObject") from err
+        resp = call("GetObject", self.s3.get_object, Bucket=self.bucket, Key=key)
+        body = call("GetObject", resp["Body"].read)
         return StoredObject(body, resp.get("ETag", ""), dict(resp.get("Metadata", {})), resp.get("LastModified"))
 
     def head(self, key: str) -> ObjectInfo | None:
         try:
-            resp = self.s3.head_object(Bucket=self.bucket, Key=key)
-        except (ClientError, BotoCoreError) as err:
-            mapped = translate(err, "HeadObject")
-            if isinstance(mapped, NotFound):
-                return None
-            raise mapped from err
+            resp = call("HeadObject", self.s3.head_object, Bucket=self.bucket, Key=key)
+        except NotFound:
+            return None
         return ObjectInfo(
             key,
             int(resp.get("ContentLength", 0)),
@@ -106,11 +98,10 @@ class ObjectStore:
         elif if_match is not None:
             kwargs["IfMatch"] = if_match
         try:
-            resp = self.s3.put_object(**kwargs)
-        except (ClientError, BotoCoreError) as err:
-            mapped = translate(err, "PutObject")
-            if not (condition and not_implemented(mapped)):
-                raise mapped from err
+            resp = call("PutObject", self.s3.put_object, **kwargs)
+        except StorageError as err:
+            if not (condition and not_implemented(err)):
+                raise
             self.capabilities.learn_missing(condition)
             return self.put(key, body, metadata, if_none_match=if_none_match, if_match=if_match, tags=tags)
         return resp.get("ETag", "")
@@ -118,17 +109,11 @@ class ObjectStore:
     def put_tags(self, key: str, tags: Mapping[str, str]) -> None:
         """Replace the object's tags (PutObjectTagging: no new object version)."""
         tag_set = [{"Key": k, "Value": v} for k, v in tags.items()]
-        try:
-            self.s3.put_object_tagging(Bucket=self.bucket, Key=key, Tagging={"TagSet": tag_set})  # type: ignore[typeddict-item]
-        except (ClientError, BotoCoreError) as err:
-            raise translate(err, "PutObjectTagging") from err
+        call("PutObjectTagging", self.s3.put_object_tagging, Bucket=self.bucket, Key=key, Tagging={"TagSet": tag_set})  # type: ignore[typeddict-item]
 
     def get_tags(self, key: str) -> dict[str, str]:
         """The object's tags (GetObjectTagging). Raises `NotFound`."""
-        try:
-            resp = self.s3.get_object_tagging(Bucket=self.bucket, Key=key)
-        except (ClientError, BotoCoreError) as err:
-            raise translate(err, "GetObjectTagging") from err
+        resp = call("GetObjectTagging", self.s3.get_object_tagging, Bucket=self.bucket, Key=key)
         return {t["Key"]: t["Value"] for t in resp.get("TagSet", [])}
 
     def delete(self, key: str, *, if_match: str | None = None) -> None:
@@ -141,13 +126,12 @@ class ObjectStore:
         elif conditional:
             kwargs["IfMatch"] = if_match
         try:
-            self.s3.delete_object(**kwargs)
-        except (ClientError, BotoCoreError) as err:
-            mapped = translate(err, "DeleteObject")
-            if isinstance(mapped, NotFound):
-                return
-            if not (conditional and not_implemented(mapped)):
-                raise mapped from err
+            call("DeleteObject", self.s3.delete_object, **kwargs)
+        except NotFound:
+            return
+        except StorageError as err:
+            if not (conditional and not_implemented(err)):
+                raise
             self.capabilities.learn_missing("delete_if_match")
             self.delete(key, if_match=if_match)
 
@@ -215,10 +199,9 @@ class ObjectStore:
         errors: list[Any] = []
         for start in range(0, len(objects), DELETE_BATCH):
             batch = list(objects[start : start + DELETE_BATCH])
-            try:
-                resp = self.s3.delete_objects(Bucket=self.bucket, Delete={"Objects": batch, "Quiet": True})
-            except (ClientError, BotoCoreError) as err:
-                raise translate(err, "DeleteObjects") from err
+            resp = call(
+                "DeleteObjects", self.s3.delete_objects, Bucket=self.bucket, Delete={"Objects": batch, "Quiet": True}
+            )
             errors += [e for e in resp.get("Errors", []) if e.get("Code") not in ("NoSuchKey", "NoSuchVersion")]
         return errors
 
@@ -241,10 +224,7 @@ class ObjectStore:
             kwargs["MaxKeys"] = max_keys
         if start_after:
             kwargs["StartAfter"] = start_after
-        try:
-            resp = self.s3.list_objects_v2(**kwargs)
-        except (ClientError, BotoCoreError) as err:
-            raise translate(err, "ListObjectsV2") from err
+        resp = call("ListObjectsV2", self.s3.list_objects_v2, **kwargs)
         page = Page(
             [
                 ObjectInfo(o["Key"], int(o.get("Size", 0)), o.get("ETag", ""), o.get("LastModified"))

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from s3memory.cli.context import Context
 from s3memory.errors import StorageUnavailable
 from s3memory.storage.store import ObjectStore
 from tests.support import BUCKET, err, listed_keys, ok
@@ -78,6 +79,36 @@ def test_plain_to_encrypted_and_back(capsys: Any, env: Any, make_tool: Any) -> N
     assert memory_keys(env) == sorted(ANN + p.removeprefix("/memories/") for p in FILES)
     assert_all_readable(make_tool, "plain")
     assert err(make_tool("ann", names="encrypted"), command="view", path="/memories") == REFUSED.format("NamesPlain")
+
+
+@pytest.mark.parametrize(
+    ("stored", "configured", "line"),
+    [
+        (
+            "encrypted",
+            "plain",
+            "this agent stores encrypted file names (NamesEncrypted); set S3MEMORY_NAMES=encrypted "
+            '(names="encrypted"), or convert it with `s3memory migrate --agent ID --names plain`',
+        ),
+        (
+            "plain",
+            "encrypted",
+            "this agent stores plain file names (NamesPlain); set S3MEMORY_NAMES=plain (the default), "
+            "or convert it with `s3memory migrate --agent ID --names encrypted`",
+        ),
+    ],
+)
+def test_a_command_in_the_other_name_mode_prints_the_fix(
+    capsys: Any, env: Any, make_tool: Any, monkeypatch: pytest.MonkeyPatch, stored: str, configured: str, line: str
+) -> None:
+    """A configuration error with a fix of its own prints that fix (not the generic "check the settings").
+
+    The CLI's commands read an agent in whatever mode it is in; here `ls` runs in a fixed mode, as
+    the agent's tools do with S3MEMORY_NAMES, and meets an agent in the other one."""
+    seed(make_tool, names=stored)
+    vault = Context.vault
+    monkeypatch.setattr(Context, "vault", lambda self, agent, names="auto": vault(self, agent, names=configured))
+    assert run(capsys, "ls", "--agent", "ann") == (2, "", f"s3memory: error: {line}\n")
 
 
 def test_migrating_again_changes_nothing(capsys: Any, env: Any, make_tool: Any) -> None:

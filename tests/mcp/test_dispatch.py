@@ -12,8 +12,8 @@ import pytest
 from anthropic.lib.tools import ToolError
 from mcp import Client, MCPError
 
-from s3memory.mcp.dispatch import answer
 from s3memory.mcp.server import build_server
+from s3memory.memory.commands import answer
 from tests.mcp.scenarios import ERRORS, HOSTILE_PATHS
 from tests.support.cli import ROOT, subprocess_env
 

@@ -15,6 +15,8 @@ from anthropic.lib.tools import ToolError
 from botocore.exceptions import ClientError, EndpointConnectionError, ReadTimeoutError
 
 from s3memory import LocalKeys, S3MemoryTool
+from s3memory.errors import NotFound
+from s3memory.storage.errors_table import call, error_code, http_status
 from tests.support import BUCKET, LOCAL_KEY, err, ok
 
 TEXT = "alpha\nbeta\n"
@@ -343,3 +345,24 @@ def test_file_rename_that_can_be_neither_finished_nor_undone(ready: Any, s3: Any
     assert ok(ready, command="view", path="/memories/a.md") == ok(ready, command="view", path="/memories/b.md").replace(
         "/memories/b.md", "/memories/a.md"
     )
+
+
+def test_one_helper_reads_the_code_of_an_error_answer() -> None:
+    assert error_code(client_error("SlowDown", 503)) == "SlowDown"
+    codeless = ClientError({"Error": {}, "ResponseMetadata": {"HTTPStatusCode": 500}}, "Decrypt")
+    assert (error_code(codeless), http_status(codeless)) == ("500", "500")
+    assert error_code(codeless, "KMSError", or_status=False) == "KMSError"
+    assert (error_code(ClientError({}, "GetObject")), http_status(ClientError({}, "GetObject"))) == ("Unknown", "")
+
+
+def test_a_call_raises_ours_chained_to_botocores() -> None:
+    cause = client_error("NoSuchKey", 404, "GetObject")
+
+    def request(**kwargs: Any) -> None:
+        assert kwargs == {"Key": "k"}
+        raise cause
+
+    with pytest.raises(NotFound) as raised:
+        call("GetObject", request, Key="k")
+    assert (raised.value.code, raised.value.operation, raised.value.__cause__) == ("NoSuchKey", "GetObject", cause)
+    assert call("HeadObject", lambda: "answer") == "answer"
