@@ -23,8 +23,11 @@ from anthropic.types.beta import (
     BetaMemoryTool20250818ViewCommand,
 )
 
+from .core.messages import command_problem
 from .core.options import OptionKeywords, option_keywords, split_options
 from .errors import CommandError
+from .memory.commands import run
+from .memory.engine import Memory
 from .memory.open import open_memory
 from .storage.keys import Keys
 
@@ -35,8 +38,6 @@ if TYPE_CHECKING:
     from .config import Settings
 
 __all__ = ["AsyncS3MemoryTool", "S3MemoryTool", "ToolError", "settings_kwargs"]
-
-COMMANDS = ("view", "create", "str_replace", "insert", "delete", "rename")
 
 
 def _settings() -> Settings:
@@ -80,7 +81,8 @@ def definition_fields(
     return fields
 
 
-def _run(fn: Callable[..., str], *args: object) -> str:
+def _answer(fn: Callable[..., str], *args: object) -> str:
+    """`fn(*args)`, with `CommandError` re-raised as the SDK's `ToolError`."""
     try:
         return fn(*args)
     except CommandError as err:
@@ -88,13 +90,15 @@ def _run(fn: Callable[..., str], *args: object) -> str:
     raise ToolError(message) from None  # outside the handler: the ToolError chains to nothing
 
 
+def _run(memory: Memory, name: str, command: object) -> str:
+    """Run SDK command object `command` through the one command table (`memory.commands`)."""
+    return _answer(run, memory, name, lambda field: getattr(command, field, None))
+
+
 def _check_input(input: object) -> None:
-    command = input.get("command") if isinstance(input, dict) else None
-    if command is None:
-        raise ToolError(f"Error: Missing `command` parameter; use one of: {', '.join(COMMANDS)}")
-    if command not in COMMANDS:
-        shown = command if isinstance(command, str) else type(command).__name__
-        raise ToolError(f"Error: Unknown memory command {shown!r}; use one of: {', '.join(COMMANDS)}")
+    problem = command_problem(input)
+    if problem is not None:
+        raise ToolError(problem)
 
 
 class _ToolBase:
@@ -161,33 +165,25 @@ class S3MemoryTool(_ToolBase, BetaAbstractMemoryTool):
         return result
 
     def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
-        return _run(self.memory.view, command.path, getattr(command, "view_range", None))
+        return _run(self.memory, "view", command)
 
     def create(self, command: BetaMemoryTool20250818CreateCommand) -> str:
-        return _run(self.memory.create, command.path, getattr(command, "file_text", None))
+        return _run(self.memory, "create", command)
 
     def str_replace(self, command: BetaMemoryTool20250818StrReplaceCommand) -> str:
-        return _run(
-            self.memory.str_replace,
-            command.path,
-            getattr(command, "old_str", None),
-            getattr(command, "new_str", None),
-        )
+        return _run(self.memory, "str_replace", command)
 
     def insert(self, command: BetaMemoryTool20250818InsertCommand) -> str:
-        return _run(
-            self.memory.insert, command.path, getattr(command, "insert_line", None),
-            getattr(command, "insert_text", None),
-        )  # fmt: skip
+        return _run(self.memory, "insert", command)
 
     def delete(self, command: BetaMemoryTool20250818DeleteCommand) -> str:
-        return _run(self.memory.delete, command.path)
+        return _run(self.memory, "delete", command)
 
     def rename(self, command: BetaMemoryTool20250818RenameCommand) -> str:
-        return _run(self.memory.rename, getattr(command, "old_path", None), getattr(command, "new_path", None))
+        return _run(self.memory, "rename", command)
 
     def clear_all_memory(self) -> str:
-        return _run(self.memory.clear_all)
+        return _answer(self.memory.clear_all)
 
 
 class AsyncS3MemoryTool(_ToolBase, BetaAsyncAbstractMemoryTool):
@@ -203,7 +199,7 @@ class AsyncS3MemoryTool(_ToolBase, BetaAsyncAbstractMemoryTool):
         await anyio.to_thread.run_sync(self.close)  # shutdown waits: keep it off the event loop
 
     async def _call(self, fn: Callable[..., str], *args: object) -> str:
-        return await anyio.to_thread.run_sync(functools.partial(_run, fn, *args))
+        return await anyio.to_thread.run_sync(functools.partial(fn, *args))
 
     async def call(self, input: object) -> str:
         _check_input(input)
@@ -212,32 +208,22 @@ class AsyncS3MemoryTool(_ToolBase, BetaAsyncAbstractMemoryTool):
         return result
 
     async def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
-        return await self._call(self.memory.view, command.path, getattr(command, "view_range", None))
+        return await self._call(_run, self.memory, "view", command)
 
     async def create(self, command: BetaMemoryTool20250818CreateCommand) -> str:
-        return await self._call(self.memory.create, command.path, getattr(command, "file_text", None))
+        return await self._call(_run, self.memory, "create", command)
 
     async def str_replace(self, command: BetaMemoryTool20250818StrReplaceCommand) -> str:
-        return await self._call(
-            self.memory.str_replace,
-            command.path,
-            getattr(command, "old_str", None),
-            getattr(command, "new_str", None),
-        )
+        return await self._call(_run, self.memory, "str_replace", command)
 
     async def insert(self, command: BetaMemoryTool20250818InsertCommand) -> str:
-        return await self._call(
-            self.memory.insert, command.path, getattr(command, "insert_line", None),
-            getattr(command, "insert_text", None),
-        )  # fmt: skip
+        return await self._call(_run, self.memory, "insert", command)
 
     async def delete(self, command: BetaMemoryTool20250818DeleteCommand) -> str:
-        return await self._call(self.memory.delete, command.path)
+        return await self._call(_run, self.memory, "delete", command)
 
     async def rename(self, command: BetaMemoryTool20250818RenameCommand) -> str:
-        return await self._call(
-            self.memory.rename, getattr(command, "old_path", None), getattr(command, "new_path", None)
-        )
+        return await self._call(_run, self.memory, "rename", command)
 
     async def clear_all_memory(self) -> str:
-        return await self._call(self.memory.clear_all)
+        return await self._call(_answer, self.memory.clear_all)
