@@ -19,7 +19,6 @@ from collections.abc import Sequence
 from s3memory.core.names import PLAIN, NameCodec
 from s3memory.core.paths import MemoryPath
 from s3memory.errors import CommandError
-from s3memory.storage.keys import Keys
 from s3memory.storage.keyspace import AgentKeyspace
 from s3memory.storage.keystore import Keystore
 from s3memory.storage.store import ObjectStore
@@ -67,7 +66,7 @@ def resolved_space(vault: Vault) -> AgentKeyspace:
 def name_mode(keystore: ObjectStore, space: AgentKeyspace) -> str:
     """The agent's name mode (plain, encrypted, to-plain or to-encrypted), read without any key
     source: one LIST of its keystore (and a GET of a claim whose writer stopped before its entry)."""
-    reader = Keystore(keystore, Keys(), space)  # the key-less base: it reads the keystore, never a key
+    reader = Keystore(keystore, None, space)  # no key source: it reads the keystore, never a key
     state = reader.names_state(reader.ring())
     return "plain" if state is None else state[1]
 

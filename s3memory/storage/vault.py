@@ -71,8 +71,8 @@ class Vault:
         self.actor = None if actor is None else validate_actor(actor)
         self.access = AccessLog(enabled=track_access)
         self.keystore = Keystore(
-            keystore_store or store, keys, self.space, rotation_days=rotation_days, before_write=self._before_write,
-            names_on_create="encrypted" if names == "encrypted" else "",
+            keystore_store or store, keys, self.space, caches=keys.caches, rotation_days=rotation_days,
+            before_write=self._before_write, names_on_create="encrypted" if names == "encrypted" else "",
         )  # fmt: skip
         self._ciphers: dict[str, NameCipher] = {}
         self._codec: tuple[Ring, NameCodec] | None = None  # the codec, and the listing it was resolved from
@@ -182,7 +182,7 @@ class Vault:
     def input_key(self, header: Header) -> bytes:
         """The key an object's header names: its branch key (format 2) or its unwrapped data key (format 1)."""
         if header.version == 1:
-            return self.keys.unwrap(self.agent_id, header.provider, header.wrapped_key)
+            return self.keystore.unwrap_data_key(header.provider, header.wrapped_key)
         branch = self.keystore.branch(header.branch_id)
         if branch.provider != header.provider:
             raise IntegrityError()
