@@ -16,6 +16,7 @@ import collections
 import os
 import sys
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -33,13 +34,14 @@ from s3memory.admin.common import NoProgress  # noqa: E402
 from s3memory.admin.purge import purge  # noqa: E402
 from s3memory.admin.rewrap import rewrap  # noqa: E402
 from s3memory.admin.shred import shred  # noqa: E402
-from s3memory.core import envelope  # noqa: E402
 from s3memory.storage.admin_store import AdminStore  # noqa: E402
 from s3memory.storage.concurrency import Pool  # noqa: E402
-from s3memory.storage.keys import KmsKeys  # noqa: E402
+from s3memory.storage.keys import Keys  # noqa: E402
 from s3memory.storage.keyspace import AgentKeyspace  # noqa: E402
 from s3memory.storage.keystore import Keystore  # noqa: E402
+from s3memory.storage.kms import KmsKeys  # noqa: E402
 from s3memory.storage.vault import Sealed, Vault  # noqa: E402
+from tests.support.legacy import DataKey, data_key, seal_format1  # noqa: E402
 
 BUCKET, PREFIX, REGION = "s3memory-bench-keys", "agents/", "us-east-1"
 
@@ -86,11 +88,21 @@ class Bench:
             t.close()
 
 
+# 0.2's data-key window, per key provider (a process) and agent. Every scenario here stays within
+# one window (5 minutes, 1,000 objects), so one data key per provider and agent is what 0.2 used.
+_WINDOWS: weakref.WeakKeyDictionary[Keys, dict[str, DataKey]] = weakref.WeakKeyDictionary()
+
+
 def seal_v1(self: Vault, path: Any, plaintext: bytes, *, modified: int | None = None) -> Sealed:
-    """0.2's `Vault.seal`: the process's current data key (format 1), wrapped into every header."""
+    """0.2's `Vault.seal`: the process's current data key (format 1), wrapped into every header;
+    the writer keeps it unwrapped, so reading its own objects costs no Decrypt."""
     when = int(time.time()) if modified is None else modified
-    key = self.keys.data_key(self.agent_id)
-    body, header = envelope.seal(plaintext, key, agent_id=self.agent_id, path=path.display, modified=when)
+    window = _WINDOWS.setdefault(self.keys, {})
+    key = window.get(self.agent_id)
+    if key is None:
+        key = window[self.agent_id] = data_key(self.keys, self.agent_id)
+        self.keys.caches.unwraps.put((self.agent_id, key.provider, key.wrapped), key.plaintext)
+    body, header = seal_format1(plaintext, key, agent_id=self.agent_id, path=path.display, modified=when)
     return Sealed(body, header.to_metadata())
 
 

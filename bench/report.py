@@ -119,7 +119,7 @@ def render(r: dict[str, Any], *, quick: bool = False) -> str:
         "answered, standing for the network round trip; sleeps release the GIL, so parallel requests overlap as "
         "they would on S3. moto's own work does not overlap (it runs under this process's GIL), so *CPU s* "
         "(process CPU time: client, crypto and moto together) is shown beside wall time.",
-        "- **s3memory**: `S3MemoryTool` with `KmsKeys` (default cache: 300 s / 1,000 objects) and 16 workers.",
+        "- **s3memory**: `S3MemoryTool` with `KmsKeys` (default cache: 300 s) and 16 workers.",
         "- **naive**: `bench/naive.py`, same strings and the same security (KMS envelope, ciphertext bound to "
         "the path), done the plain way: `GenerateDataKey` on every write and `Decrypt` on every read, "
         "unconditional writes after HEAD/LIST checks, directory rename file by file (GET, Decrypt, "

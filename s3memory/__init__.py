@@ -21,12 +21,12 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from .core.version import __version__ as __version__
 
 _EXPORTS = {
     "S3MemoryTool": "s3memory.tool",
     "AsyncS3MemoryTool": "s3memory.tool",
-    "KmsKeys": "s3memory.storage.keys",
+    "KmsKeys": "s3memory.storage.kms",
     "LocalKeys": "s3memory.storage.keys",
     "Keys": "s3memory.storage.keys",
     "Limits": "s3memory.core.limits",
@@ -66,7 +66,8 @@ if TYPE_CHECKING:
     from .core.limits import Limits
     from .errors import CommandError, IntegrityError, KeyUnavailable, S3MemoryError, StorageError
     from .memory.engine import Memory
-    from .storage.keys import Keys, KmsKeys, LocalKeys
+    from .storage.keys import Keys, LocalKeys
+    from .storage.kms import KmsKeys
     from .storage.sts import assume_agent_session
     from .tool import AsyncS3MemoryTool, S3MemoryTool
 

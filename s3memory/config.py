@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -104,7 +104,6 @@ class Settings(StorageSettings):
     key_cache_seconds: float = Field(
         defaults.DEFAULT_KEY_CACHE_SECONDS, gt=0, description="how long unwrapped keys and keystore listings are reused"
     )
-    key_cache_objects: int = Field(defaults.DEFAULT_KEY_CACHE_OBJECTS, gt=0, description="format-1 data keys only")
     key_rotation_days: float = Field(
         defaults.DEFAULT_KEY_ROTATION_DAYS, gt=0, description="age at which a new branch key becomes active"
     )
@@ -157,14 +156,10 @@ class Settings(StorageSettings):
         return MemoryOptions(self.limits(), self.guard, self.max_workers, self.log_paths)
 
     def keys(self, kms_client: KMSClient | None = None) -> Keys:
-        from .storage.keys import KmsKeys, LocalKeys
+        from .storage.keys import LocalKeys
+        from .storage.kms import KmsKeys
 
-        cache: dict[str, Any] = {
-            "max_key_age": self.key_cache_seconds,
-            "max_key_uses": self.key_cache_objects,
-            "cache_ttl": self.key_cache_seconds,
-        }
         if self.local_key is not None:
-            return LocalKeys(self.local_key_bytes(), **cache)
+            return LocalKeys(self.local_key_bytes(), cache_ttl=self.key_cache_seconds)
         assert self.kms_key_id is not None
-        return KmsKeys(self.kms_key_id, kms_client=kms_client, **cache)
+        return KmsKeys(self.kms_key_id, kms_client=kms_client, cache_ttl=self.key_cache_seconds)

@@ -45,8 +45,9 @@ def unit(module: str) -> str:
     return parts[1] if len(parts) > 1 else ""
 
 
-def imports(path: Path, root: Path = PACKAGE) -> list[tuple[int, str]]:
-    """(line, absolute module) of every import in the file, relative ones resolved."""
+def imports(path: Path, root: Path = PACKAGE, *, names: bool = False) -> list[tuple[int, str]]:
+    """(line, absolute module) of every import in the file, relative ones resolved. `names`: also
+    `X.name` for every `from X import name` (the name may be a module)."""
     name = module_name(path, root)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: list[tuple[int, str]] = []
@@ -63,6 +64,8 @@ def imports(path: Path, root: Path = PACKAGE) -> list[tuple[int, str]]:
             if node.module is None or (node.level and target.count(".") == 1):
                 # `from . import x` / `from s3memory import x`: each name may itself be a module
                 found += [(node.lineno, f"{target}.{alias.name}") for alias in node.names]
+            elif names:
+                found += [(node.lineno, f"{target}.{alias.name}") for alias in node.names if alias.name != "*"]
             found.append((node.lineno, target))
     return found
 
@@ -92,8 +95,69 @@ def violations(root: Path = PACKAGE) -> list[str]:
     return problems
 
 
+def import_graph(root: Path = PACKAGE) -> dict[str, set[str]]:
+    """Each module of the package → the package's modules it imports (every import, as `imports`
+    reads them; `from x import y` counts as importing module `x.y` if there is one, else `x`)."""
+    paths = sorted(root.rglob("*.py"))
+    modules = {module_name(path, root) for path in paths}
+    graph: dict[str, set[str]] = {}
+    for path in paths:
+        name = module_name(path, root)
+        graph[name] = set()
+        for _, target in imports(path, root, names=True):
+            while target and target not in modules:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                graph[name].add(target)
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[str]:
+    """One shortest cycle through the first module (by name) of each group of modules that import
+    each other, as "a → b → a"."""
+    found: list[str] = []
+    done: set[str] = set()
+    for start in sorted(graph):
+        if start in done:
+            continue
+        # Breadth first from `start`: the shortest way back to it, if there is one.
+        parent: dict[str, str] = {}
+        frontier = [start]
+        while frontier and start not in parent:
+            following: list[str] = []
+            for module in frontier:
+                for target in sorted(graph.get(module, ())):
+                    if target not in parent:
+                        parent[target] = module
+                        following.append(target)
+            frontier = following
+        if start not in parent:
+            continue
+        path = [start]
+        while len(path) == 1 or path[-1] != start:
+            path.append(parent[path[-1]])
+        members = path[::-1]
+        done.update(members)
+        found.append(" → ".join(members))
+    return found
+
+
 def test_imports_point_down_only() -> None:
     assert violations() == []
+
+
+def test_no_module_imports_itself_through_others() -> None:
+    """No import cycle, not even one Python resolves (a lazy import, TYPE_CHECKING): a cycle is two
+    modules that cannot be understood, tested or moved one without the other."""
+    assert cycles(import_graph()) == []
+
+
+def test_an_import_cycle_is_caught(tmp_path: Path) -> None:
+    copy = tmp_path / "s3memory"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    (copy / "core" / "bad_a.py").write_text("from . import bad_b\n", encoding="utf-8")
+    (copy / "core" / "bad_b.py").write_text("def f():\n    from s3memory.core.bad_a import x\n", encoding="utf-8")
+    assert "s3memory.core.bad_a → s3memory.core.bad_b → s3memory.core.bad_a" in cycles(import_graph(copy))
 
 
 def test_every_module_belongs_to_a_known_unit() -> None:

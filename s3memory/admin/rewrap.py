@@ -36,8 +36,8 @@ from s3memory.errors import (
 from s3memory.memory.explain import for_report
 from s3memory.storage.admin_store import AdminStore
 from s3memory.storage.concurrency import Pool
-from s3memory.storage.keys import KmsKeys
 from s3memory.storage.keyspace import AgentKeyspace
+from s3memory.storage.kms import KmsKeys
 
 from .common import Problem, Tracker, is_folder_marker
 

@@ -90,12 +90,12 @@ def _keystore(vault: Vault, report: VerifyReport) -> list[str]:
         return []
     for record in records:
         try:
-            vault.keys.unwrap_branch(vault.agent_id, record)
+            vault.keystore.unwrap(record)
         except (KeyUnavailable, IntegrityError) as err:
             report.problems.append(Problem(vault.agent_id, f"branch key {record.branch_id}", for_report(err)))
     if named is not None:
         try:
-            vault.keys.unwrap_branch(vault.agent_id, named)
+            vault.keystore.unwrap(named)
         except (KeyUnavailable, IntegrityError) as err:
             report.problems.append(Problem(vault.agent_id, f"name key {named.branch_id}", for_report(err)))
         else:

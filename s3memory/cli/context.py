@@ -118,7 +118,6 @@ class Context:
         their paths, so names it cannot read are an error instead."""
         from s3memory.errors import AccessDenied, S3MemoryError, StorageError
         from s3memory.memory.explain import for_cli, is_configuration
-        from s3memory.storage.keys import Keys
         from s3memory.storage.keyspace import AgentKeyspace
         from s3memory.storage.keystore import Keystore
         from s3memory.storage.names import STORED_KEYS, stored_mode, with_codec
@@ -128,7 +127,7 @@ class Context:
         try:
             if source is not None:
                 return self.vault(agent, settings=source).names.resolved()
-            mode = stored_mode(Keystore(self.keystore, Keys(), plain))  # reads the keystore, never a key
+            mode = stored_mode(Keystore(self.keystore, None, plain))  # no key source: it reads the keystore only
         except S3MemoryError as err:
             if need_names or (
                 isinstance(err, StorageError) and is_configuration(err) and not isinstance(err, AccessDenied)

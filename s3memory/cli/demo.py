@@ -78,7 +78,7 @@ def embedded() -> Iterator[tuple[Any, Any]]:
 
 def run(out: TextIO, *, raw_object: bool = True) -> int:
     """Run the scripted session; returns the number of commands that raised ToolError."""
-    from s3memory.storage.keys import KmsKeys
+    from s3memory.storage.kms import KmsKeys
     from s3memory.tool import S3MemoryTool, ToolError
 
     errors = 0

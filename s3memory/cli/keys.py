@@ -23,9 +23,9 @@ def run_rewrap(args: argparse.Namespace) -> int:
     from s3memory.admin.branch_keys import rewrap_keys
     from s3memory.admin.rewrap import RewrapReport, rewrap
     from s3memory.errors import KeyMisconfigured
-    from s3memory.storage.keys import KmsKeys
     from s3memory.storage.keyspace import AgentKeyspace
     from s3memory.storage.keystore import Keystore
+    from s3memory.storage.kms import KmsKeys
 
     started = time.monotonic()
     source = args.kms_key_id or os.environ.get("S3MEMORY_KMS_KEY_ID") or None

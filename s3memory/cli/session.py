@@ -28,7 +28,7 @@ def run_chat(args: argparse.Namespace) -> int:
         raise UsageError("ANTHROPIC_API_KEY is not set; chat talks to Claude through the Anthropic API")
     model = resolve_model(args.model)
     if args.embedded:
-        from s3memory.storage.keys import KmsKeys
+        from s3memory.storage.kms import KmsKeys
         from s3memory.tool import S3MemoryTool
 
         from .demo import DEMO_AGENT, DEMO_BUCKET, DEMO_KEY_ALIAS, DEMO_PREFIX, embedded

@@ -1,4 +1,4 @@
-"""The encrypted object format (versions 1 and 2). Pure; the only module that touches AEAD primitives.
+"""The encrypted object format (versions 1 and 2): seal (version 2) and open (both). Pure.
 
 Body: AES-256-GCM ciphertext followed by its 16-byte tag, nothing else, so the plaintext size
 of an object is its S3 `Size` minus 16. Header: five ASCII S3 user-metadata entries (see
@@ -62,18 +62,6 @@ _META_KEYS = {
 _MAX_MODIFIED = 2**63 - 1
 _MAX_WRAPPED_KEY_BYTES = 1024
 _PROVIDER_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-._:")
-
-
-@dataclass(frozen=True, repr=False)
-class DataKey:
-    """A data key: `plaintext` (32 bytes, never logged), its wrapped form, and who wrapped it."""
-
-    plaintext: bytes
-    wrapped: bytes
-    provider: str
-
-    def __repr__(self) -> str:  # keep the key out of logs and tracebacks
-        return f"DataKey(provider={self.provider!r}, wrapped=<{len(self.wrapped)} bytes>)"
 
 
 @dataclass(frozen=True, repr=False)
@@ -218,7 +206,7 @@ def _body_aad(agent_id: str, path: str, modified: int | None, version: int, attr
 
 def _seal_from_parts(
     plaintext: bytes,
-    key: DataKey | BranchKey,
+    key: BranchKey,
     *,
     agent_id: str,
     path: str,
@@ -226,11 +214,11 @@ def _seal_from_parts(
     modified: int | None = None,
     attribution: bytes | None = None,
 ) -> tuple[bytes, Header]:
-    """Deterministic core of `seal`, for known-answer tests. A `DataKey` writes version 1."""
-    version = 1 if isinstance(key, DataKey) else 2
+    """Deterministic core of `seal`, for known-answer tests."""
+    version = VERSION
     object_key, nonce, commitment = derive_parts(key.plaintext, salt, version=version, agent_id=agent_id)
     sealed_attribution = b""
-    if attribution is not None and version == 2:
+    if attribution is not None:
         at_key, at_nonce = _attribution_parts(key.plaintext, salt, agent_id)
         aad = associated_data(agent_id, path, modified, version=version)
         sealed_attribution = AESGCM(at_key).encrypt(at_nonce, attribution, aad)
@@ -239,14 +227,12 @@ def _seal_from_parts(
     body = AESGCM(object_key).encrypt(
         nonce, plaintext, _body_aad(agent_id, path, modified, version, sealed_attribution)
     )
-    if isinstance(key, DataKey):
-        return body, Header(1, key.provider, key.wrapped, salt, commitment, modified)
     return body, Header(2, key.provider, b"", salt, commitment, modified, key.branch_id, sealed_attribution)
 
 
 def seal(
     plaintext: bytes,
-    key: DataKey | BranchKey,
+    key: BranchKey,
     *,
     agent_id: str,
     path: str,
@@ -255,8 +241,8 @@ def seal(
 ) -> tuple[bytes, Header]:
     """Encrypt `plaintext` for `path` of `agent_id` under a fresh per-object key; `modified`
     (epoch seconds) is recorded, authenticated, as the content's change time, and `attribution`
-    (format 2 only) encrypted and authenticated beside it. A `BranchKey` writes format 2 (what the
-    tool writes); a `DataKey` writes format 1 (kept for tests of old objects)."""
+    encrypted and authenticated beside it. Writes format 2, under the agent's branch key; format 1
+    (a wrapped data key in every header) is only read."""
     salt = os.urandom(SALT_BYTES)
     return _seal_from_parts(
         plaintext, key, agent_id=agent_id, path=path, salt=salt, modified=modified, attribution=attribution
@@ -299,9 +285,3 @@ def open_sealed(body: bytes, header: Header, input_key: bytes, *, agent_id: str,
 
 def plaintext_size(stored_size: int) -> int:
     return max(0, stored_size - TAG_BYTES)
-
-
-# Local key wrapping (LocalKeys) lives in `local_wrap`; importable from here as before.
-from .local_wrap import local_key_id as local_key_id  # noqa: E402
-from .local_wrap import unwrap_local as unwrap_local  # noqa: E402
-from .local_wrap import wrap_local as wrap_local  # noqa: E402

@@ -11,9 +11,8 @@ from dataclasses import dataclass
 DEFAULT_MAX_FILE_BYTES = 1024 * 1024
 DEFAULT_MAX_VIEW_CHARS = 100_000
 MIN_VIEW_CHARS = 1000
-# The data-key window of a process: one key serves at most this long and this many objects.
+# How long a process reuses an unwrapped key and a keystore listing (`S3MEMORY_KEY_CACHE_SECONDS`).
 DEFAULT_KEY_CACHE_SECONDS = 300.0
-DEFAULT_KEY_CACHE_OBJECTS = 1000
 # Branch keys (format 2): a new one becomes active when the active one is this many days old.
 DEFAULT_KEY_ROTATION_DAYS = 30.0
 # Files per agent unless configured otherwise: bounds what a listing of one agent can cost.

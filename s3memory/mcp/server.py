@@ -24,7 +24,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
-from s3memory import __version__
+from s3memory.core.version import __version__
 from s3memory.memory.commands import answer
 from s3memory.memory.engine import Memory
 

@@ -27,7 +27,7 @@ from opentelemetry import context, metrics, trace
 from opentelemetry.context import Context
 from opentelemetry.trace import Status, StatusCode
 
-from s3memory import __version__
+from s3memory.core.version import __version__
 
 _tracer = trace.get_tracer("s3memory", __version__)
 _meter = metrics.get_meter("s3memory", __version__)

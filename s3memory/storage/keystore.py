@@ -1,11 +1,12 @@
 """One agent's keystore: its branch keys, read with one LIST, created on first write, rotated on schedule.
 
-The layout and records are in `core.keyring`. The listing is cached by the key provider (per
-process, with its TTL), and so are unwrapped branch keys, so a warm process makes no request
-here; a cold one makes one LIST (none when the agent's root listing already held the folder,
-see `prime`) and one unwrap per branch key it meets. Every write here is a create
-(If-None-Match): concurrent first writers, or concurrent rotations, race for one claim name and
-the losers adopt the winner's key, so an agent never has two active keys in use.
+The layout and records are in `core.keyring`. The listing is cached in the `KeyCaches` the
+keystore is given (normally its key provider's: per process, with its TTL), and so are unwrapped
+branch keys, so a warm process makes no request here; a cold one makes one LIST (none when the
+agent's root listing already held the folder, see `prime`) and one unwrap per branch key it meets.
+Every write here is a create (If-None-Match): concurrent first writers, or concurrent rotations,
+race for one claim name and the losers adopt the winner's key, so an agent never has two active
+keys in use.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from s3memory.core.keyring import BranchRecord, Ring
 from s3memory.core.limits import DEFAULT_KEY_ROTATION_DAYS
 from s3memory.errors import IntegrityError, KeyMisconfigured, KeyUnavailable, NotFound, PreconditionFailed, StorageError
 
+from .keycache import KeyCaches
 from .keys import Keys
 from .keyspace import AgentKeyspace
 from .listing import complete_before
@@ -41,12 +43,17 @@ class Rotation:
 
 
 class Keystore:
+    """`keys`: the provider that makes and unwraps the agent's keys; None for a keystore that only
+    reads listings (it refuses to unwrap or create a key). `caches`: where listings and unwrapped
+    keys are kept; default the provider's (`keys.caches`), or new ones without a provider."""
+
     def __init__(
         self,
         store: ObjectStore,
-        keys: Keys,
+        keys: Keys | None,
         space: AgentKeyspace,
         *,
+        caches: KeyCaches | None = None,
         rotation_days: float = DEFAULT_KEY_ROTATION_DAYS,
         clock: Callable[[], float] = time.time,
         before_write: Callable[[Ring], None] | None = None,
@@ -56,6 +63,7 @@ class Keystore:
             raise ValueError("rotation_days must be positive")
         self.store = store
         self.keys = keys
+        self.caches = caches if caches is not None else keys.caches if keys is not None else KeyCaches.create()
         self.agent_id = space.agent_id
         self.folder = space.keystore_prefix
         self.location = (store.bucket, self.folder)
@@ -70,14 +78,14 @@ class Keystore:
 
     # -- reading --
     def ring(self, *, refresh: bool = False) -> Ring:
-        """The keystore listing: from the provider's cache unless stale or `refresh`, else one LIST."""
+        """The keystore listing: from the cache unless stale or `refresh`, else one LIST."""
         if not refresh:
-            cached = self.keys.cached_ring(self.location)
+            cached = self.caches.rings.get(self.location)
             if cached is not None:
                 return cached
-        with self.keys.flight(("ring", self.location)):
+        with self.caches.rings.lock(self.location):
             if not refresh:
-                cached = self.keys.cached_ring(self.location)
+                cached = self.caches.rings.get(self.location)
                 if cached is not None:
                     return cached
             return self._remember(self.store.list_all(self.folder))
@@ -86,14 +94,14 @@ class Keystore:
         """Take the folder's entries from a listing of the agent's root in `bucket` that the caller
         made anyway, if it is the keystore's bucket and the listing covered the whole folder; this
         saves a cold process its LIST."""
-        if bucket != self.store.bucket or self.keys.cached_ring(self.location) is not None:
+        if bucket != self.store.bucket or self.caches.rings.get(self.location) is not None:
             return
         if complete or complete_before(self.folder, last_key):
             self._remember(obj for obj in objects if obj.key.startswith(self.folder))
 
     def _remember(self, objects: Iterable[ObjectInfo]) -> Ring:
         ring = Ring.from_listing((obj.key[len(self.folder) :], obj.etag) for obj in objects)
-        self.keys.remember_ring(self.location, ring)
+        self.caches.rings.put(self.location, ring)
         return ring
 
     def records(self) -> list[BranchRecord]:
@@ -121,7 +129,7 @@ class Keystore:
             if record.names:  # its writer stopped before the mode entry, which must precede the index entry
                 self._write_mode_entry(1, record.names, required=True)
             self._write_index(record)
-        cached = self.keys.cached_ring(self.location)
+        cached = self.caches.rings.get(self.location)
         if cached is not None and record not in cached.records.get(record.branch_id, []):
             self._add_to_cache(record)  # read the claim once, not at every command
         return [record]
@@ -148,11 +156,34 @@ class Keystore:
         failure: KeyUnavailable | IntegrityError | None = None
         for record in reversed(candidates):
             try:
-                return BranchKey(record.branch_id, record.provider, self.keys.unwrap_branch(self.agent_id, record))
+                return BranchKey(record.branch_id, record.provider, self.unwrap(record))
             except (KeyUnavailable, IntegrityError) as err:  # try the next record; the last failure is raised
                 failure = err
         assert failure is not None
         raise failure
+
+    def unwrap(self, record: BranchRecord) -> bytes:
+        """The plaintext of a branch key: from the cache, else one unwrap (one at a time per key)."""
+        keys = self._provider()
+        if record.provider != keys.provider_id:
+            raise IntegrityError()
+        return self.caches.unwraps.fetch(
+            (self.agent_id, record.provider, record.wrapped), lambda: keys.unwrap_branch(self.agent_id, record)
+        )
+
+    def unwrap_data_key(self, provider: str, wrapped: bytes) -> bytes:
+        """The data key of a format-1 object's header, unwrapped: from the cache, else one unwrap."""
+        keys = self._provider()
+        if provider != keys.provider_id:
+            raise IntegrityError()
+        return self.caches.unwraps.fetch(
+            (self.agent_id, provider, wrapped), lambda: keys.unwrap(self.agent_id, provider, wrapped)
+        )
+
+    def _provider(self) -> Keys:
+        if self.keys is None:
+            raise KeyMisconfigured("NoKeySource")  # a keystore made to read listings only
+        return self.keys
 
     # -- writing --
     def active(self) -> BranchKey:
@@ -187,7 +218,7 @@ class Keystore:
         if ring.active_generation == 0:
             return None
         record = self.record(ring, ring.active_generation)
-        if record.provider != self.keys.provider_id:
+        if record.provider != self._provider().provider_id:
             # One agent, one key source: a tool with another one must not mint keys of its own (two
             # sources would take turns rotating). `s3memory rotate` with the new source switches.
             raise KeyMisconfigured("BranchKeyOfAnotherKeySource")
@@ -272,16 +303,17 @@ class Keystore:
         self._cached_change(add)
 
     def _key(self, record: BranchRecord) -> BranchKey:
-        cached = self.keys.cached_ring(self.location)
+        cached = self.caches.rings.get(self.location)
         return self._unwrap_first((cached.records.get(record.branch_id) if cached else None) or [record])
 
     def _create(self, generation: int) -> tuple[BranchRecord, bool]:
         """Create generation `generation` (True), or adopt it if another process claimed it first (False)."""
         name_key = generation == keyring.NAME_KEY_GENERATION
         branch_id = keyring.new_name_key_id() if name_key else keyring.new_branch_id(generation)
-        plaintext, wrapped = self.keys.new_branch_key(self.agent_id, branch_id)
+        keys = self._provider()
+        plaintext, wrapped = keys.new_branch_key(self.agent_id, branch_id)
         names = self.names_on_create() if generation == 1 else ""
-        record = BranchRecord(branch_id, int(self._clock()), self.keys.provider_id, wrapped, names)
+        record = BranchRecord(branch_id, int(self._clock()), keys.provider_id, wrapped, names)
         try:
             self.store.put(self.folder + record.claim_name(), record.claim_body(), {}, if_none_match=True)
         except PreconditionFailed:
@@ -289,7 +321,7 @@ class Keystore:
             if (not ring.name_claimed) if name_key else ring.active_generation < generation:  # gone again (a shred)
                 raise KeyUnavailable("KeystoreChanged") from None
             return self.record(ring, generation), False
-        self.keys.remember_branch_key(self.agent_id, record, plaintext)
+        self.caches.unwraps.put((self.agent_id, record.provider, record.wrapped), plaintext)  # costs no unwrap
         if record.names:
             self._write_mode_entry(1, record.names, required=True)
         self._write_index(record)
@@ -298,12 +330,12 @@ class Keystore:
 
     def _cached_change(self, change: Callable[[Ring], None]) -> bool:
         """Apply `change` to a copy of the cached listing and keep that; False if none is cached."""
-        ring = self.keys.cached_ring(self.location)
+        ring = self.caches.rings.get(self.location)
         if ring is None:
             return False
         updated = ring.copy()
         change(updated)
-        self.keys.remember_ring(self.location, updated)
+        self.caches.rings.put(self.location, updated)
         return True
 
     def _add_to_cache(self, record: BranchRecord) -> None:

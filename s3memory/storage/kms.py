@@ -1,4 +1,5 @@
-"""`KmsKeys`: branch keys (and format-1 data keys) from AWS KMS, bound to the agent by encryption context."""
+"""`KmsKeys`: branch keys from AWS KMS, bound to the agent by encryption context; it also unwraps the
+data keys of format-1 objects."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from s3memory.core import envelope
-from s3memory.core.envelope import DataKey
 from s3memory.errors import IntegrityError, KeyMisconfigured, KeyUnavailable
 
 from .clients import client
@@ -57,7 +57,7 @@ def kms_error(err: Exception, *, from_header: bool = False) -> Exception:
 
 
 class KmsKeys(Keys):
-    """Data keys from AWS KMS `GenerateDataKey` (AES_256), bound to the agent by encryption context."""
+    """Branch keys from AWS KMS `GenerateDataKey` (AES_256), bound to the agent by encryption context."""
 
     provider_id = "aws-kms"
 
@@ -74,18 +74,6 @@ class KmsKeys(Keys):
 
     def clients(self) -> list[Any]:
         return [self._kms]
-
-    def _generate(self, agent_id: str) -> DataKey:
-        try:
-            resp = self._kms.generate_data_key(
-                KeyId=self.key_id, KeySpec="AES_256", EncryptionContext=encryption_context(agent_id)
-            )
-        except (ClientError, BotoCoreError) as err:
-            raise kms_error(err) from err
-        plaintext, wrapped = resp.get("Plaintext", b""), resp.get("CiphertextBlob", b"")
-        if len(plaintext) != envelope.DATA_KEY_BYTES or not wrapped or not resp.get("KeyId"):
-            raise KeyUnavailable("InvalidKMSResponse")
-        return DataKey(plaintext, wrapped, self.provider_id)
 
     def _unwrap(self, agent_id: str, wrapped: bytes) -> bytes:
         return self._decrypt(wrapped, encryption_context(agent_id))

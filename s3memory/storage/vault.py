@@ -66,8 +66,8 @@ class Vault:
         self.actor = None if actor is None else validate_actor(actor)
         self.access = AccessLog(enabled=track_access)
         self.keystore = Keystore(
-            keystore_store or store, keys, layout, rotation_days=rotation_days, before_write=self._before_write,
-            names_on_create=self._names_on_create,
+            keystore_store or store, keys, layout, caches=keys.caches, rotation_days=rotation_days,
+            before_write=self._before_write, names_on_create=self._names_on_create,
         )  # fmt: skip
         self.names = NameResolver(self.keystore, store, layout, names, new_agent)
         self.space = AgentKeyspace(prefix, agent_id, self.names)
@@ -126,7 +126,7 @@ class Vault:
     def input_key(self, header: Header) -> bytes:
         """The key an object's header names: its branch key (format 2) or its unwrapped data key (format 1)."""
         if header.version == 1:
-            return self.keys.unwrap(self.agent_id, header.provider, header.wrapped_key)
+            return self.keystore.unwrap_data_key(header.provider, header.wrapped_key)
         branch = self.keystore.branch(header.branch_id)
         if branch.provider != header.provider:
             raise IntegrityError()

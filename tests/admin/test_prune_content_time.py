@@ -13,14 +13,13 @@ import pytest
 from s3memory.admin.branch_keys import rewrap_keys
 from s3memory.admin.prune import prune
 from s3memory.admin.rewrap import rewrap
-from s3memory.core import envelope
-from s3memory.core.paths import MemoryPath
 from s3memory.storage.admin_store import AdminStore
 from s3memory.storage.concurrency import Pool
-from s3memory.storage.keys import KmsKeys
 from s3memory.storage.keyspace import AgentKeyspace
 from s3memory.storage.keystore import Keystore
+from s3memory.storage.kms import KmsKeys
 from tests.support import BUCKET, ok
+from tests.support.legacy import put_format1
 from tests.support.views import NoProgress
 
 DAY = 86400
@@ -31,15 +30,6 @@ def write_in_the_past(tool: Any, monkeypatch: pytest.MonkeyPatch, days: int, **c
     with monkeypatch.context() as m:
         m.setattr("s3memory.storage.vault.time.time", lambda: now - days * DAY)
         ok(tool, **command)
-
-
-def put_format1(s3: Any, keys: KmsKeys, rel: str, text: str, *, modified: int) -> None:
-    """A file of agent `ann` as s3memory 0.1 wrote it: format 1, its own wrapped data key in the header."""
-    path = MemoryPath(tuple(rel.split("/")))
-    body, header = envelope.seal(
-        text.encode(), keys.data_key("ann"), agent_id="ann", path=path.display, modified=modified
-    )
-    s3.put_object(Bucket=BUCKET, Key="agents/ann/" + rel, Body=body, Metadata=header.to_metadata())
 
 
 def test_prune_uses_the_content_time_not_the_copy_time(
@@ -70,7 +60,7 @@ def test_rewrap_keeps_the_content_time(
 ) -> None:
     tool = make_tool("ann", use_kms=True)
     write_in_the_past(tool, monkeypatch, 100, command="create", path="/memories/a.md", file_text="a")  # format 2
-    put_format1(s3, KmsKeys(kms_key, kms_client=kms), "old.md", "old", modified=int(time.time()) - 100 * DAY)
+    put_format1(s3, KmsKeys(kms_key, kms_client=kms), "ann", "old.md", "old", modified=int(time.time()) - 100 * DAY)
     names = ("agents/ann/a.md", "agents/ann/old.md")
     before = {k: s3.head_object(Bucket=BUCKET, Key=k) for k in names}
     new_key = kms.create_key()["KeyMetadata"]["KeyId"]

@@ -20,15 +20,16 @@ from moto.kms.models import KmsBackend
 
 from s3memory.admin.rewrap import rewrap
 from s3memory.config import StorageSettings
-from s3memory.core import envelope
 from s3memory.core.paths import MemoryPath
 from s3memory.storage.admin_store import AdminStore
 from s3memory.storage.concurrency import Pool
-from s3memory.storage.keys import KmsKeys, LocalKeys
+from s3memory.storage.keys import LocalKeys
 from s3memory.storage.keyspace import AgentKeyspace
+from s3memory.storage.kms import KmsKeys
 from s3memory.storage.vault import Vault
 from tests.support import BUCKET, LOCAL_KEY, REGION, ok
 from tests.support.cli import run
+from tests.support.legacy import data_key, put_format1
 from tests.support.views import NoProgress
 
 
@@ -245,15 +246,7 @@ def honour_copy_source_if_match(client, seen: list[tuple[str, str]]) -> None:
     client.meta.events.register("before-call.s3.CopyObject", check, unique_id="test-copy-if-match")
 
 
-def put_format1(s3, keys, agent: str, rel: str, text: str) -> None:
-    """A file as s3memory 0.1 wrote it: format 1, the agent's wrapped data key in its header."""
-    path = MemoryPath(tuple(rel.split("/")))
-    body, header = envelope.seal(
-        text.encode(), keys.data_key(agent), agent_id=agent, path=path.display, modified=1_700_000_000
-    )
-    s3.put_object(Bucket=BUCKET, Key=f"agents/{agent}/{rel}", Body=body, Metadata=header.to_metadata())
-
-
+OLD = 1_700_000_000  # the content time of the format-1 files (s3memory 0.1 wrote them)
 NOTE = (
     "note: objects in format 1 keep data keys under the old KMS key: `s3memory verify` counts them, "
     "`s3memory reseal` converts them (or run rewrap again with --objects)\n"
@@ -282,8 +275,9 @@ def kms_format1(env, s3, kms, kms_key, new_key):
     """`ann` (3 files) and `bob` (1) as s3memory 0.1 left them: format 1, one KMS data key per agent."""
     keys = KmsKeys(kms_key, kms_client=kms)
     for agent, count in (("ann", 3), ("bob", 1)):
+        window = data_key(keys, agent)
         for i in range(count):
-            put_format1(s3, keys, agent, f"f{i}.md", f"{agent} {i}\n")
+            put_format1(s3, window, agent, f"f{i}.md", f"{agent} {i}\n", modified=OLD)
     return new_key
 
 
@@ -419,7 +413,7 @@ def test_rewrap_of_branch_keys_then_read_with_the_old_key_disabled(
 
 @pytest.mark.moto_only  # rewrap needs KMS ReEncrypt, which MiniStack lacks
 def test_rewrap_reports_objects_it_cannot_move(capsys, kms_format1, s3):
-    put_format1(s3, LocalKeys(LOCAL_KEY), "carol", "local.md", "local key")
+    put_format1(s3, LocalKeys(LOCAL_KEY), "carol", "local.md", "local key", modified=OLD)
     s3.put_object(Bucket=BUCKET, Key="agents/carol/raw.md", Body=b"no header")
     code, out, _ = run(capsys, "rewrap", "--to-key", "alias/new", "--objects", "-q")
     assert code == 1
@@ -437,7 +431,7 @@ def test_rewrap_reports_objects_it_cannot_move(capsys, kms_format1, s3):
 
 def concurrent_rewrap_run(s3, kms, kms_key, write) -> tuple[object, list[tuple[str, str]], KmsKeys]:
     """rewrap --objects of agent `ann`, with `write()` run once just before its first CopyObject."""
-    put_format1(s3, KmsKeys(kms_key, kms_client=kms), "ann", "a.md", "before\n")
+    put_format1(s3, KmsKeys(kms_key, kms_client=kms), "ann", "a.md", "before\n", modified=OLD)
     new_key = kms.create_key()["KeyMetadata"]["KeyId"]
     copies: list[tuple[str, str]] = []
     raced: list[bool] = []
@@ -458,8 +452,9 @@ def concurrent_rewrap_run(s3, kms, kms_key, write) -> tuple[object, list[tuple[s
 @pytest.mark.moto_only  # rewrap needs KMS ReEncrypt, which MiniStack lacks
 def test_rewrap_retries_when_the_object_changes_between_head_and_copy(s3, kms, kms_key):
     # The concurrent writer is an s3memory 0.1 process (format 1, a data key of its own).
+    keys = KmsKeys(kms_key, kms_client=kms)
     report, copies, fresh = concurrent_rewrap_run(
-        s3, kms, kms_key, lambda: put_format1(s3, KmsKeys(kms_key, kms_client=kms), "ann", "a.md", "after\n")
+        s3, kms, kms_key, lambda: put_format1(s3, keys, "ann", "a.md", "after\n", modified=OLD)
     )
     assert (report.rewrapped, report.already, report.format2, report.problems) == (1, 0, 0, [])
     assert len(copies) == 2  # the first copy was refused (412), the second carried the new ETag

@@ -8,13 +8,14 @@ from typing import Any
 
 import pytest
 
-from s3memory.core import envelope, keyring
+from s3memory.core import keyring
 from s3memory.core.envelope import Header
 from s3memory.core.paths import MemoryPath
 from s3memory.errors import IntegrityError
 from s3memory.storage.keys import LocalKeys
 from tests.support import BUCKET, LOCAL_KEY, CallCounter, ok
 from tests.support.cli import run
+from tests.support.legacy import put_format1
 
 ANN = "agents/ann/"
 KEYS = ANN + ".s3memory/keys/"
@@ -27,16 +28,6 @@ def header(s3: Any, key: str) -> Header:
 def keystore(s3: Any, bucket: str = BUCKET) -> list[str]:
     resp = s3.list_objects_v2(Bucket=bucket, Prefix=KEYS)
     return [o["Key"][len(KEYS) :] for o in resp.get("Contents", [])]
-
-
-def put_format1(s3: Any, rel: str, text: str, *, modified: int | None = 1_700_000_000) -> None:
-    """An object as s3memory 0.1 wrote it: format 1, its own wrapped data key in the header."""
-    keys = LocalKeys(LOCAL_KEY)
-    body, head = envelope.seal(
-        text.encode(), keys.data_key("ann"), agent_id="ann", path=MemoryPath(tuple(rel.split("/"))).display,
-        modified=modified,
-    )  # fmt: skip
-    s3.put_object(Bucket=BUCKET, Key=ANN + rel, Body=body, Metadata=head.to_metadata())
 
 
 def test_rotate_makes_a_new_key_active_and_old_objects_stay_readable(capsys: Any, env: Any, make_tool: Any) -> None:
@@ -63,8 +54,8 @@ def test_rotate_of_an_agent_without_keys_creates_its_first(capsys: Any, env: Any
 def test_reseal_converts_format_1_keeps_the_content_time_and_is_resumable(
     capsys: Any, env: Any, make_tool: Any
 ) -> None:
-    put_format1(env, "legacy.md", "from 0.1\n")
-    put_format1(env, "notes/older.md", "no time\n", modified=None)
+    put_format1(env, LocalKeys(LOCAL_KEY), "ann", "legacy.md", "from 0.1\n", modified=1_700_000_000)
+    put_format1(env, LocalKeys(LOCAL_KEY), "ann", "notes/older.md", "no time\n")
     ann = make_tool("ann")
     ok(ann, command="create", path="/memories/new.md", file_text="new")
     assert ok(ann, command="view", path="/memories/legacy.md").endswith("1\tfrom 0.1")
@@ -224,7 +215,7 @@ def test_rewrap_moves_branch_keys_with_a_few_requests(
     )
     kms.disable_key(KeyId=kms_key)
     monkeypatch.setenv("S3MEMORY_KMS_KEY_ID", new_key)
-    from s3memory.storage.keys import KmsKeys
+    from s3memory.storage.kms import KmsKeys
 
     reader = make_tool("ann", keys=KmsKeys(new_key, kms_client=kms))
     assert ok(reader, command="view", path="/memories/f7.md").endswith("1\t7")
@@ -240,9 +231,9 @@ def test_rewrap_of_branch_keys_costs_requests_per_key_not_per_object(
 ) -> None:
     from s3memory.admin.branch_keys import rewrap_keys
     from s3memory.storage.admin_store import AdminStore
-    from s3memory.storage.keys import KmsKeys
     from s3memory.storage.keyspace import AgentKeyspace
     from s3memory.storage.keystore import Keystore
+    from s3memory.storage.kms import KmsKeys
     from tests.support.views import NoProgress
 
     ann = make_tool("ann", use_kms=True)
@@ -267,9 +258,9 @@ def test_rewrap_reports_a_local_branch_key_and_moves_the_kms_ones(
     from s3memory.admin.branch_keys import rewrap_keys
     from s3memory.admin.common import Problem
     from s3memory.storage.admin_store import AdminStore
-    from s3memory.storage.keys import KmsKeys
     from s3memory.storage.keyspace import AgentKeyspace
     from s3memory.storage.keystore import Keystore
+    from s3memory.storage.kms import KmsKeys
     from tests.support.views import NoProgress
 
     ok(make_tool("ann"), command="create", path="/memories/a.md", file_text="local")

@@ -11,23 +11,15 @@ from typing import Any
 
 import pytest
 
-from s3memory.core import envelope
-from s3memory.core.paths import MemoryPath
-from s3memory.storage.keys import KmsKeys
+from s3memory.storage.kms import KmsKeys
 from tests.support import BUCKET, ok
 from tests.support.cli import run
+from tests.support.legacy import data_key, put_format1
 
 # rewrap needs KMS ReEncrypt, which MiniStack does not implement (InvalidAction): moto only.
 pytestmark = pytest.mark.moto_only
 
 KEYS = "agents/ann/.s3memory/keys/"
-
-
-def put_format1(s3: Any, keys: KmsKeys, agent: str, rel: str, text: str) -> None:
-    """A file as s3memory 0.1 wrote it: format 1, the agent's wrapped data key in its header."""
-    path = MemoryPath(tuple(rel.split("/")))
-    body, header = envelope.seal(text.encode(), keys.data_key(agent), agent_id=agent, path=path.display)
-    s3.put_object(Bucket=BUCKET, Key=f"agents/{agent}/{rel}", Body=body, Metadata=header.to_metadata())
 
 
 def stock(layout: str, s3: Any, make_tool: Any, kms: Any, kms_key: str, count: int) -> list[str]:
@@ -36,11 +28,12 @@ def stock(layout: str, s3: Any, make_tool: Any, kms: Any, kms_key: str, count: i
     keys = KmsKeys(kms_key, kms_client=kms)
     for agent in ("ann", "bob"):
         tool = make_tool(agent, use_kms=True) if layout == "branch keys" else None
+        window = data_key(keys, agent) if tool is None else None  # 0.1: one data key per agent and process
         for i in range(count):
-            if tool is not None:
+            if window is None:
                 ok(tool, command="create", path=f"/memories/f{i}.md", file_text=f"{i}\n")
             else:
-                put_format1(s3, keys, agent, f"f{i}.md", f"{i}\n")
+                put_format1(s3, window, agent, f"f{i}.md", f"{i}\n")
     return [] if layout == "branch keys" else ["--objects"]
 
 
@@ -93,9 +86,9 @@ def test_rewrap_sends_the_source_key_and_resumes(
     capsys: Any, env: Any, s3: Any, kms: Any, kms_key: str, monkeypatch: Any
 ) -> None:
     """With the source key known, ReEncrypt gets `SourceKeyId`; a second run finds every key moved."""
-    keys = KmsKeys(kms_key, kms_client=kms)
+    window = data_key(KmsKeys(kms_key, kms_client=kms), "ann")
     for i in range(3):
-        put_format1(s3, keys, "ann", f"f{i}.md", f"{i}\n")
+        put_format1(s3, window, "ann", f"f{i}.md", f"{i}\n")
     new_key = kms.create_key(Description="new")["KeyMetadata"]["KeyId"]
     sent: list[str | None] = []
     kms.meta.events.register(

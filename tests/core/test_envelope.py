@@ -7,14 +7,16 @@ import base64
 import pytest
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from s3memory.core import envelope, keyring
-from s3memory.core.envelope import DataKey, Header
+from s3memory.core import envelope, keyring, local_wrap
+from s3memory.core.envelope import BranchKey, Header
 from s3memory.errors import IntegrityError
 from tests.support import BUCKET, is_keystore, keystore_names, ok
+from tests.support.legacy import DataKey, seal_format1
 
 DATA_KEY = bytes(range(100, 132))
 WRAPPED = b"\x01wrapped-data-key-blob\xfe" * 3
-KEY = DataKey(DATA_KEY, WRAPPED, "local-0123456789abcdef")
+KEY = DataKey(DATA_KEY, WRAPPED, "local-0123456789abcdef")  # format 1 (still read; written by tests only)
+BRANCH = BranchKey("00000001-0123456789abcdef", "local-0123456789abcdef", DATA_KEY)  # format 2 (what `seal` writes)
 SALT = bytes(range(7, 39))
 AGENT = "agent-42"
 PATH = "/memories/notes/todo.md"
@@ -24,7 +26,13 @@ TEXT = b"Buy milk\nCall Ann about the Q3 report\n"
 def _sealed(
     plaintext: bytes = TEXT, *, salt: bytes = SALT, agent: str = AGENT, path: str = PATH
 ) -> tuple[bytes, Header]:
-    return envelope._seal_from_parts(plaintext, KEY, agent_id=agent, path=path, salt=salt)
+    return seal_format1(plaintext, KEY, agent_id=agent, path=path, salt=salt)
+
+
+def _seal(fmt: int, plaintext: bytes) -> tuple[bytes, Header]:
+    if fmt == 1:
+        return seal_format1(plaintext, KEY, agent_id=AGENT, path=PATH)
+    return envelope.seal(plaintext, BRANCH, agent_id=AGENT, path=PATH)
 
 
 def _good_metadata() -> dict[str, str]:
@@ -34,17 +42,20 @@ def _good_metadata() -> dict[str, str]:
 # --- seal / open -----------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("fmt", [1, 2])
 @pytest.mark.parametrize("plaintext", [b"", b"x", TEXT, "żółw 🐢\n".encode(), bytes(range(256)) * 40])
-def test_round_trip(plaintext: bytes) -> None:
-    body, header = envelope.seal(plaintext, KEY, agent_id=AGENT, path=PATH)
+def test_round_trip(plaintext: bytes, fmt: int) -> None:
+    body, header = _seal(fmt, plaintext)
+    assert header.version == fmt
     parsed = Header.from_metadata(header.to_metadata())
     assert parsed == header
     assert envelope.open_sealed(body, parsed, DATA_KEY, agent_id=AGENT, path=PATH) == plaintext
 
 
+@pytest.mark.parametrize("fmt", [1, 2])
 @pytest.mark.parametrize("size", [0, 1, 15, 16, 17, 1536, 100_000])
-def test_body_is_plaintext_plus_tag(size: int) -> None:
-    body, _ = envelope.seal(b"a" * size, KEY, agent_id=AGENT, path=PATH)
+def test_body_is_plaintext_plus_tag(size: int, fmt: int) -> None:
+    body, _ = _seal(fmt, b"a" * size)
     assert len(body) == size + 16
     assert envelope.plaintext_size(len(body)) == size
 
@@ -64,7 +75,7 @@ def test_seal_from_parts_is_deterministic() -> None:
 
 
 def test_seal_uses_a_fresh_salt_every_time() -> None:
-    (b1, h1), (b2, h2) = (envelope.seal(TEXT, KEY, agent_id=AGENT, path=PATH) for _ in range(2))
+    (b1, h1), (b2, h2) = (envelope.seal(TEXT, BRANCH, agent_id=AGENT, path=PATH) for _ in range(2))
     assert h1.salt != h2.salt
     assert b1 != b2
 
@@ -202,7 +213,7 @@ def test_header_non_canonical_base64_is_rejected(name: str) -> None:
     """Another spelling of the same bytes (extra padding, non-zero pad bits) is not our header."""
     alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
     key = DataKey(DATA_KEY, b"w" * 70, "aws-kms")  # 70 and 32 bytes: both encodings end in padding
-    metadata = envelope._seal_from_parts(TEXT, key, agent_id=AGENT, path=PATH, salt=SALT)[1].to_metadata()
+    metadata = seal_format1(TEXT, key, agent_id=AGENT, path=PATH, salt=SALT)[1].to_metadata()
     assert Header.from_metadata(metadata).wrapped_key == b"w" * 70
     value = metadata[name]
     body = value.rstrip("=")
@@ -274,7 +285,7 @@ def test_metadata_is_ascii_small_and_reveals_nothing(wrapped_len: int) -> None:
     agent = "ann-secret-agent"
     path = "/memories/secret-project/plan.md"
     key = DataKey(DATA_KEY, bytes((i * 7) % 256 for i in range(wrapped_len)), "aws-kms")
-    body, header = envelope.seal(secret.encode(), key, agent_id=agent, path=path)
+    body, header = seal_format1(secret.encode(), key, agent_id=agent, path=path)
     metadata = header.to_metadata()
     flat = "".join(k + v for k, v in metadata.items())
     assert flat.isascii()
@@ -287,22 +298,15 @@ def test_metadata_is_ascii_small_and_reveals_nothing(wrapped_len: int) -> None:
     assert len(body) == len(secret) + 16
 
 
-def test_data_key_repr_hides_the_key() -> None:
-    text = repr(KEY) + str(KEY) + f"{KEY}" + repr([KEY]) + repr({"k": KEY})
-    assert repr(KEY) == "DataKey(provider='local-0123456789abcdef', wrapped=<69 bytes>)"
-    for leak in (DATA_KEY.hex(), repr(DATA_KEY), _b64(DATA_KEY), str(list(DATA_KEY)), repr(WRAPPED)):
-        assert leak not in text
-
-
 # --- local key wrapping ----------------------------------------------------------------
 
 
 def test_local_wrap_round_trip_and_context_binding() -> None:
     master = bytes(range(32))
-    wrapped = envelope.wrap_local(master, DATA_KEY, b"ann", nonce=bytes(12))
+    wrapped = local_wrap.wrap_local(master, DATA_KEY, b"ann", nonce=bytes(12))
     assert len(wrapped) == 12 + 32 + 16
-    assert envelope.wrap_local(master, DATA_KEY, b"ann", nonce=bytes(12)) == wrapped
-    assert envelope.unwrap_local(master, wrapped, b"ann") == DATA_KEY
+    assert local_wrap.wrap_local(master, DATA_KEY, b"ann", nonce=bytes(12)) == wrapped
+    assert local_wrap.unwrap_local(master, wrapped, b"ann") == DATA_KEY
     for context, key, blob in (
         (b"ann2", master, wrapped),
         (b"an", master, wrapped),
@@ -311,15 +315,15 @@ def test_local_wrap_round_trip_and_context_binding() -> None:
         (b"ann", master, wrapped[:-1] + bytes([wrapped[-1] ^ 1])),
     ):
         with pytest.raises(IntegrityError):
-            envelope.unwrap_local(key, blob, context)
+            local_wrap.unwrap_local(key, blob, context)
 
 
 def test_local_key_id_is_a_fingerprint_not_the_key() -> None:
     master = bytes(range(32))
-    key_id = envelope.local_key_id(master)
+    key_id = local_wrap.local_key_id(master)
     assert len(key_id) == 16
-    assert key_id == envelope.local_key_id(bytes(range(32)))
-    assert key_id != envelope.local_key_id(bytes(32))
+    assert key_id == local_wrap.local_key_id(bytes(range(32)))
+    assert key_id != local_wrap.local_key_id(bytes(32))
     assert master.hex()[:16] != key_id
 
 
@@ -362,7 +366,7 @@ def test_the_content_time_is_authenticated_and_optional() -> None:
     from s3memory.core.envelope import META_MODIFIED
 
     key = DataKey(bytes(range(32)), b"wrapped", "local-test")
-    body, header = envelope.seal(b"text", key, agent_id="a", path="/memories/x", modified=1_700_000_000)
+    body, header = seal_format1(b"text", key, agent_id="a", path="/memories/x", modified=1_700_000_000)
     assert header.to_metadata()[META_MODIFIED] == "1700000000"
     parsed = Header.from_metadata(header.to_metadata())
     assert envelope.open_sealed(body, parsed, key.plaintext, agent_id="a", path="/memories/x") == b"text"
@@ -373,7 +377,7 @@ def test_the_content_time_is_authenticated_and_optional() -> None:
     without = {k: v for k, v in header.to_metadata().items() if k != META_MODIFIED}
     with pytest.raises(IntegrityError):  # dropping it changes the associated data too
         envelope.open_sealed(body, Header.from_metadata(without), key.plaintext, agent_id="a", path="/memories/x")
-    old_body, old_header = envelope.seal(b"text", key, agent_id="a", path="/memories/x")
+    old_body, old_header = seal_format1(b"text", key, agent_id="a", path="/memories/x")
     assert old_header.modified is None
     assert META_MODIFIED not in old_header.to_metadata()
     assert envelope.open_sealed(old_body, old_header, key.plaintext, agent_id="a", path="/memories/x") == b"text"

@@ -11,6 +11,7 @@ from s3memory.core import envelope
 from s3memory.core.envelope import BranchKey, Header
 from s3memory.errors import IntegrityError
 from s3memory.storage.attribution import Attribution, validate_actor
+from tests.support.legacy import DataKey, seal_format1
 
 KEY = BranchKey("00000001-0123456789abcdef", "local-kat", bytes(range(32)))
 RECORD = Attribution("alice", "rename", "/memories/old.md")
@@ -56,7 +57,7 @@ def test_removing_or_changing_the_record_fails_the_body(change: str) -> None:
 
 
 def test_format_1_headers_carry_no_record() -> None:
-    _, header = envelope.seal(b"x", envelope.DataKey(bytes(32), b"w", "local-kat"), agent_id="a", path="/memories/x")
+    _, header = seal_format1(b"x", DataKey(bytes(32), b"w", "local-kat"), agent_id="a", path="/memories/x")
     metadata = {**header.to_metadata(), "s3m-at": base64.b64encode(bytes(20)).decode()}
     with pytest.raises(IntegrityError):
         Header.from_metadata(metadata)

@@ -14,8 +14,9 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.hashes import SHA256
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-from s3memory.core import envelope
+from s3memory.core import envelope, local_wrap
 from s3memory.errors import IntegrityError
+from tests.support.legacy import DataKey, seal_format1
 
 DOC = (pathlib.Path(__file__).resolve().parents[2] / "FORMAT.md").read_text(encoding="utf-8")
 
@@ -62,8 +63,8 @@ def test_decrypt_with_raw_primitives_as_the_document_describes():
 
 
 def test_s3memory_produces_the_vector_and_opens_it():
-    key = envelope.DataKey(DK, b"wrapped-key-blob", "local-kat")
-    body, header = envelope._seal_from_parts(PLAINTEXT, key, agent_id=AGENT, path=PATH, salt=SALT)
+    key = DataKey(DK, b"wrapped-key-blob", "local-kat")
+    body, header = seal_format1(PLAINTEXT, key, agent_id=AGENT, path=PATH, salt=SALT)
     assert body.hex() == vector("body")
     metadata = header.to_metadata()
     assert metadata == {
@@ -114,9 +115,9 @@ def test_s3memory_produces_the_v2_vector_and_opens_it():
 
     agent, path = vector("v2 agent"), vector("v2 path")
     wrapped = bytes.fromhex(vector("v2 wrapped branch key"))
-    assert envelope.wrap_local(MASTER, DK, local_context(agent, BRANCH_ID), wrapped[:12]) == wrapped
+    assert local_wrap.wrap_local(MASTER, DK, local_context(agent, BRANCH_ID), wrapped[:12]) == wrapped
     bk = LocalKeys(MASTER)._unwrap_branch(agent, BRANCH_ID, wrapped)
-    provider = "local-" + envelope.local_key_id(MASTER)
+    provider = "local-" + local_wrap.local_key_id(MASTER)
     key = envelope.BranchKey(BRANCH_ID, provider, bk)
     salt = bytes.fromhex(vector("v2 salt"))
     body, header = envelope._seal_from_parts(PLAINTEXT, key, agent_id=agent, path=path, salt=salt, modified=MODIFIED)

@@ -17,8 +17,7 @@ from typing import Any
 import pytest
 from anthropic.lib.tools import ToolError
 
-from s3memory import KmsKeys, Limits, LocalKeys
-from s3memory.core import envelope
+from s3memory import Keys, KmsKeys, Limits, LocalKeys
 from tests.support import (
     BUCKET,
     LOCAL_KEY,
@@ -29,6 +28,7 @@ from tests.support import (
     ok,
     without_keystore,
 )
+from tests.support.legacy import DataKey, put_format1
 
 NOTES = "/memories/notes.md"
 NOTES_KEY = "agents/agent-42/notes.md"
@@ -222,12 +222,9 @@ def tampers(version: int) -> dict[str, Tamper]:
 KEY_ENTRY = {1: "s3m-wk", 2: "s3m-bk"}
 
 
-def put_format1(s3: Any, keys: Any, path: str, text: str) -> None:
-    """Store the file at `path` of agent-42 as a format-1 object sealed under `keys`' data key."""
-    body, header = envelope.seal(
-        text.encode("utf-8"), keys.data_key("agent-42"), agent_id="agent-42", path=path, modified=int(time.time())
-    )
-    put_raw(s3, "agents/agent-42/" + path.removeprefix("/memories/"), body, header.to_metadata())
+def put_v1(s3: Any, key: Keys | DataKey, path: str, text: str) -> DataKey:
+    """Store the file at `path` of agent-42 as a format-1 object (see `put_format1`)."""
+    return put_format1(s3, key, "agent-42", path.removeprefix("/memories/"), text, modified=int(time.time()))
 
 
 @pytest.fixture(
@@ -251,10 +248,11 @@ def ctx(request: pytest.FixtureRequest, s3: Any, kms: Any, make_tool: Callable[.
         rotated.memory.vault.keystore.rotate()
         ok(rotated, command="create", path="/memories/window2.md", file_text=NOTES_TEXT)
     else:
-        put_format1(s3, keys, NOTES, NOTES_TEXT)  # the writer's key cache holds this data key
-        put_format1(s3, keys, "/memories/other.md", OTHER_TEXT)
-        # A second key provider instance holds another data key for the same agent.
-        put_format1(s3, new_keys(), "/memories/window2.md", NOTES_TEXT)
+        window = put_v1(s3, keys, NOTES, NOTES_TEXT)  # one data key for both, as 0.2's writers did
+        put_v1(s3, window, "/memories/other.md", OTHER_TEXT)
+        # A second key provider instance (another process) used another data key for the same agent.
+        put_v1(s3, new_keys(), "/memories/window2.md", NOTES_TEXT)
+        ok(writer, command="view", path=NOTES)  # the writer's key cache now holds the data key
     other_meta = snapshot(s3, "agents/agent-42/window2.md")[1]
     notes_meta = snapshot(s3, NOTES_KEY)[1]
     assert notes_meta["s3m-v"] == other_meta["s3m-v"] == str(version)

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from s3memory.storage.keys import KmsKeys
+from s3memory.storage.kms import KmsKeys
 from tests.support import err, ok
 from tests.support.cli import ROOT
 

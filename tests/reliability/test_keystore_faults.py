@@ -18,18 +18,20 @@ from botocore.exceptions import ClientError
 from s3memory import S3MemoryTool
 from s3memory.admin.reseal import reseal
 from s3memory.admin.shred import shred
-from s3memory.core import envelope, keyring
+from s3memory.core import keyring
 from s3memory.core.envelope import Header
 from s3memory.errors import S3MemoryError
 from s3memory.storage.admin_store import AdminStore
 from s3memory.storage.concurrency import Pool
-from s3memory.storage.keys import KmsKeys, LocalKeys
+from s3memory.storage.keys import LocalKeys
 from s3memory.storage.keyspace import AgentKeyspace
+from s3memory.storage.kms import KmsKeys
 from s3memory.storage.store import ObjectStore
 from s3memory.storage.vault import Vault
 from tests.reliability.test_crash import Crash, Killer
 from tests.support import BUCKET, LOCAL_KEY, ok
 from tests.support.endpoint import ENDPOINT
+from tests.support.legacy import put_format1
 from tests.support.views import NoProgress
 
 PREFIX = "agents/"
@@ -163,10 +165,7 @@ def _seed_for_reseal(s3: Any, agent: str, new_tool: Callable[..., S3MemoryTool])
     ok(tool, command="create", path="/memories/a.md", file_text=FILES["a.md"])
     ok(tool, command="create", path="/memories/d/b.md", file_text=FILES["d/b.md"])
     keys = LocalKeys(LOCAL_KEY)
-    body, head = envelope.seal(
-        FILES["legacy.md"].encode(), keys.data_key(agent), agent_id=agent, path="/memories/legacy.md", modified=1
-    )
-    s3.put_object(Bucket=BUCKET, Key=f"{PREFIX}{agent}/legacy.md", Body=body, Metadata=head.to_metadata())
+    put_format1(s3, keys, agent, "legacy.md", FILES["legacy.md"], modified=1, prefix=PREFIX)
     vault = Vault(ObjectStore(s3, BUCKET), keys, agent, PREFIX)
     vault.keystore.rotate()
     return vault

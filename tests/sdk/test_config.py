@@ -8,7 +8,8 @@ import pytest
 from pydantic import ValidationError
 
 from s3memory import S3MemoryTool, Settings
-from s3memory.storage.keys import KmsKeys, LocalKeys
+from s3memory.storage.keys import LocalKeys
+from s3memory.storage.kms import KmsKeys
 from s3memory.storage.sts import clear_agent_session_cache
 from tests.support import BUCKET, LOCAL_KEY, assert_one_branch_key, listed_keys, ok, without_keystore
 
@@ -144,16 +145,20 @@ def test_key_cache_seconds_bounds_how_long_keys_and_keystore_listings_are_reused
     monkeypatch.setenv("S3MEMORY_BUCKET", "some-bucket")
     monkeypatch.setenv("S3MEMORY_LOCAL_KEY", base64.b64encode(bytes(32)).decode())
     monkeypatch.setenv("S3MEMORY_KEY_CACHE_SECONDS", "5")
-    keys = Settings().keys()
+    caches = Settings().keys().caches
+    assert (caches.unwraps.ttl, caches.rings.ttl) == (5.0, 5.0)
     clock = [100.0]
-    keys._clock = lambda: clock[0]
+    caches.rings._clock = caches.unwraps._clock = lambda: clock[0]
     from s3memory.core.keyring import Ring
 
-    keys.remember_ring(("b", "f/"), Ring())
+    caches.rings.put(("b", "f/"), Ring())
+    caches.unwraps.put(("a", "p", b"w"), bytes(32))
     clock[0] = 104.9
-    assert keys.cached_ring(("b", "f/")) == Ring()
+    assert caches.rings.get(("b", "f/")) == Ring()
+    assert caches.unwraps.get(("a", "p", b"w")) == bytes(32)
     clock[0] = 105.0
-    assert keys.cached_ring(("b", "f/")) is None
+    assert caches.rings.get(("b", "f/")) is None
+    assert caches.unwraps.get(("a", "p", b"w")) is None
 
 
 def test_actor_from_the_environment_is_recorded_and_validated(s3, monkeypatch):

@@ -2,8 +2,8 @@
 
 The tool writes format 2: every object of an agent is sealed under its branch key, made (one KMS
 GenerateDataKey) by the agent's first write and unwrapped (one KMS Decrypt) once per process
-that meets it. Format-1 objects (a wrapped data key in each header, `Keys.data_key`, rotated by
-use count and age) are still read; the tests of those build them explicitly (`put_format1`).
+that meets it. Format-1 objects (a wrapped data key in each header, written by versions before
+0.3) are still read; the tests of those build them with `tests.support.legacy.put_format1`.
 """
 
 from __future__ import annotations
@@ -20,10 +20,12 @@ from moto.core.exceptions import JsonRESTError
 from moto.kms.models import KmsBackend
 
 from s3memory import KmsKeys, LocalKeys
-from s3memory.core import envelope, keyring
+from s3memory.core import keyring
 from s3memory.errors import IntegrityError
 from s3memory.storage.keys import Keys
 from tests.support import BUCKET, LOCAL_KEY, CallCounter, err, ok
+from tests.support.legacy import data_key
+from tests.support.legacy import put_format1 as put_legacy
 
 
 class Clock:
@@ -58,10 +60,8 @@ def keystore_of(s3: Any, agent: str = "agent-42") -> list[str]:
 
 
 def put_format1(s3: Any, keys: Keys, display: str, text: str, agent: str = "agent-42") -> None:
-    """Store a format-1 object (its data key wrapped in its header), as versions before 0.3 wrote them."""
-    body, header = envelope.seal(text.encode(), keys.data_key(agent), agent_id=agent, path=display, modified=1)
-    key = f"agents/{agent}/{display[len('/memories/') :]}"
-    s3.put_object(Bucket=BUCKET, Key=key, Body=body, Metadata=header.to_metadata())
+    """Store a format-1 object under a new data key (wrapped in its header), as versions before 0.3 wrote them."""
+    put_legacy(s3, keys, agent, display[len("/memories/") :], text, modified=1)
 
 
 @pytest.fixture
@@ -84,7 +84,7 @@ def test_kms_calls_for_40_creates_and_40_views(make_tool: Callable[..., Any], co
         ok(tool, command="create", path=f"/memories/f{i:02}.md", file_text=f"file {i}\n")
     for i in range(40):
         assert ok(tool, command="view", path=f"/memories/f{i:02}.md").endswith(f"1\tfile {i}")
-    # One data key for the whole window; every view is opened from the key the process generated.
+    # One branch key for every write; every view is opened from the key the process generated.
     assert kms_ops(counter) == {"kms:GenerateDataKey": 1}
     assert counter.count("kms") <= 4
 
@@ -107,17 +107,17 @@ def test_fresh_reader_unwraps_a_branch_key_once(
 # --- rotation ------------------------------------------------------------------------------
 
 
-def test_tool_writes_use_one_branch_key_whatever_the_data_key_window(
+def test_tool_writes_use_one_branch_key_however_many_and_however_long(
     make_tool: Callable[..., Any], kms_keys: Callable[..., KmsKeys], counter: CallCounter, s3: Any
 ) -> None:
-    """Format 2: the data-key window (max_key_uses, max_key_age) does not apply to the tool's writes;
-    the agent's branch key seals them all (it rotates on the keystore's schedule, key_rotation_days)."""
+    """Format 2: the agent's branch key seals every write (it rotates on the keystore's schedule,
+    key_rotation_days, not by count or age in the process)."""
     clock = Clock()
-    tool = make_tool(keys=kms_keys(max_key_uses=3, max_key_age=60.0, clock=clock))
+    tool = make_tool(keys=kms_keys(clock=clock))
     counter.reset()
     for i in range(7):
         ok(tool, command="create", path=f"/memories/f{i}.md", file_text="x")
-        clock.now += 30  # 210 s in all: max_key_age (60 s) three times over, within the cache TTL (300 s)
+        clock.now += 30  # 210 s in all, within the cache TTL (300 s)
     assert kms_ops(counter) == {"kms:GenerateDataKey": 1}
     branches = {branch_of(s3, f"agents/agent-42/f{i}.md") for i in range(7)}
     assert len(branches) == 1
@@ -128,51 +128,6 @@ def test_tool_writes_use_one_branch_key_whatever_the_data_key_window(
     for i in range(7):
         assert ok(reader, command="view", path=f"/memories/f{i}.md").endswith("1\tx")
     assert kms_ops(counter) == {"kms:Decrypt": 1}
-
-
-def test_data_key_rotates_after_max_key_uses(
-    make_tool: Callable[..., Any], kms_keys: Callable[..., KmsKeys], counter: CallCounter, s3: Any
-) -> None:
-    """Format-1 data keys (`Keys.data_key`) still rotate by use count, and each opens its own objects."""
-    keys = kms_keys(max_key_uses=3)
-    counter.reset()
-    for i in range(7):
-        put_format1(s3, keys, f"/memories/f{i}.md", "x")
-    assert kms_ops(counter) == {"kms:GenerateDataKey": 3}
-    wrapped = [wrapped_key_of(s3, f"agents/agent-42/f{i}.md") for i in range(7)]
-    assert len(set(wrapped[0:3])) == 1
-    assert len(set(wrapped[3:6])) == 1
-    assert len({wrapped[0], wrapped[3], wrapped[6]}) == 3
-    # Every rotated key still opens its own objects.
-    counter.reset()
-    reader = make_tool(keys=kms_keys())
-    for i in range(7):
-        assert ok(reader, command="view", path=f"/memories/f{i}.md").endswith("1\tx")
-    assert kms_ops(counter) == {"kms:Decrypt": 3}
-
-
-def test_data_key_rotates_after_max_key_age(
-    make_tool: Callable[..., Any], kms_keys: Callable[..., KmsKeys], counter: CallCounter, s3: Any
-) -> None:
-    """Format-1 data keys (`Keys.data_key`) still rotate by age."""
-    clock = Clock()
-    keys = kms_keys(max_key_age=60.0, clock=clock)
-    counter.reset()
-    put_format1(s3, keys, "/memories/a.md", "a")
-    clock.now += 59.9
-    put_format1(s3, keys, "/memories/b.md", "b")
-    assert kms_ops(counter) == {"kms:GenerateDataKey": 1}
-    clock.now += 0.1  # exactly max_key_age after the key was made
-    put_format1(s3, keys, "/memories/c.md", "c")
-    clock.now += 30
-    put_format1(s3, keys, "/memories/d.md", "d")
-    assert kms_ops(counter) == {"kms:GenerateDataKey": 2}
-    a, b, c, d = (wrapped_key_of(s3, f"agents/agent-42/{n}.md") for n in "abcd")
-    assert a == b
-    assert c == d
-    assert a != c
-    reader = make_tool(keys=kms_keys())
-    assert [ok(reader, command="view", path=f"/memories/{n}.md").split("\t")[-1] for n in "abcd"] == list("abcd")
 
 
 def test_unwrapped_keys_expire_after_cache_ttl(
@@ -191,19 +146,9 @@ def test_unwrapped_keys_expire_after_cache_ttl(
     assert kms_ops(counter) == {"kms:Decrypt": 2}
 
 
-def test_local_keys_rotate_the_same_way() -> None:
-    clock = Clock()
-    keys = LocalKeys(LOCAL_KEY, max_key_uses=2, max_key_age=5.0, clock=clock)
-    k1, k2, k3 = (keys.data_key("a") for _ in range(3))
-    assert k1 is k2
-    assert k3 is not k1
-    assert k3.plaintext != k1.plaintext
-    clock.now += 5.0
-    k4 = keys.data_key("a")
-    assert k4.plaintext != k3.plaintext
-    # Agents never share a data key, and a key unwraps only for its own agent.
-    kb = keys.data_key("b")
-    assert kb.plaintext != k4.plaintext
+def test_local_keys_unwrap_a_format_1_data_key_for_its_own_agent_only() -> None:
+    keys = LocalKeys(LOCAL_KEY)
+    k1 = data_key(keys, "a")
     assert keys.unwrap("a", keys.provider_id, k1.wrapped) == k1.plaintext
     assert LocalKeys(LOCAL_KEY).unwrap("a", keys.provider_id, k1.wrapped) == k1.plaintext
     with pytest.raises(IntegrityError):
@@ -214,7 +159,7 @@ def test_local_keys_rotate_the_same_way() -> None:
 
 @pytest.mark.parametrize(
     "limits",
-    [{"max_key_age": 0}, {"max_key_uses": 0}, {"cache_size": 0}, {"cache_ttl": -1.0}],
+    [{"cache_size": 0}, {"cache_ttl": -1.0}, {"cache_ttl": 0}],
 )
 def test_cache_limits_must_be_positive(limits: dict[str, float]) -> None:
     with pytest.raises(ValueError, match="key cache limits must be positive"):
@@ -223,12 +168,13 @@ def test_cache_limits_must_be_positive(limits: dict[str, float]) -> None:
 
 def test_key_providers_do_not_show_key_material() -> None:
     keys = LocalKeys(LOCAL_KEY)
-    data_key = keys.data_key("a")
-    shown = repr(keys) + repr(data_key)
+    plaintext, wrapped = keys.new_branch_key("a", keyring.new_branch_id(1))
+    keys.caches.unwraps.put(("a", keys.provider_id, wrapped), plaintext)
+    shown = repr(keys) + repr(keys.caches) + repr(keys.caches.unwraps)
     assert LOCAL_KEY.hex() not in shown
-    assert data_key.plaintext.hex() not in shown
+    assert plaintext.hex() not in shown
     assert repr(LOCAL_KEY) not in shown
-    assert repr(data_key.plaintext) not in shown
+    assert repr(plaintext) not in shown
     assert repr(keys) == f"LocalKeys(provider_id='{keys.provider_id}')"
 
 
@@ -237,7 +183,7 @@ def test_key_providers_do_not_show_key_material() -> None:
 
 def write_under_three_keys(make_tool: Callable[..., Any], s3: Any, keys: Keys, version: int) -> None:
     """f1, f2, f3 sealed under three different keys: format 2, the tool's writes with the agent's
-    branch key rotated (`s3memory rotate`) in between; format 1, three data keys (max_key_uses=1)."""
+    branch key rotated (`s3memory rotate`) in between; format 1, three data keys."""
     writer = make_tool(keys=keys)
     for name in ("f1", "f2", "f3"):
         if version == 1:
@@ -256,7 +202,7 @@ def write_under_three_keys(make_tool: Callable[..., Any], s3: Any, keys: Keys, v
 def test_unwrap_cache_is_bounded_lru(
     make_tool: Callable[..., Any], kms_keys: Callable[..., KmsKeys], counter: CallCounter, s3: Any, version: int
 ) -> None:
-    write_under_three_keys(make_tool, s3, kms_keys(max_key_uses=1), version)  # three files, three keys
+    write_under_three_keys(make_tool, s3, kms_keys(), version)  # three files, three keys
     reader = make_tool(keys=kms_keys(cache_size=2))
 
     def decrypts_for(*names: str) -> int:
@@ -272,13 +218,12 @@ def test_unwrap_cache_is_bounded_lru(
     assert decrypts_for("f3") == 1
 
 
-@pytest.mark.parametrize("version", [1, 2])
 def test_generated_keys_count_against_the_cache_bound(
-    make_tool: Callable[..., Any], kms_keys: Callable[..., KmsKeys], counter: CallCounter, s3: Any, version: int
+    make_tool: Callable[..., Any], kms_keys: Callable[..., KmsKeys], counter: CallCounter, s3: Any
 ) -> None:
-    """A writer remembers the keys it generated (branch keys, or format-1 data keys) in the same bounded cache."""
-    keys = kms_keys(max_key_uses=1, cache_size=2)
-    write_under_three_keys(make_tool, s3, keys, version)
+    """A writer remembers the branch keys it generated in the same bounded cache."""
+    keys = kms_keys(cache_size=2)
+    write_under_three_keys(make_tool, s3, keys, 2)
     tool = make_tool(keys=keys)
     ok(tool, command="view", path="/memories")  # its recovery scan (which reads the keystore), done up front
     counter.reset()
@@ -321,6 +266,7 @@ def test_unwrap_cache_is_keyed_by_agent(
         expected_context = {"s3memory:agent": "agent-b", "s3memory:branch": branch}
     else:
         put_format1(s3, shared, "/memories/n.md", "for a only")
+        ok(a, command="view", path="/memories/n.md")  # agent-42's data key is now in the shared cache
         expected_context = {"s3memory:agent": "agent-b"}
     copy_to(s3, "agents/agent-42/n.md", "agent-b")
     contexts: list[dict[str, str]] = []
@@ -369,10 +315,6 @@ def test_generate_data_key_request(
             "EncryptionContext": {"s3memory:agent": "ann.2_x", "s3memory:branch": second},
         },
     ]
-    # A format-1 data key (what headers of old objects wrap) is bound to the agent alone.
-    sent.clear()
-    shared.data_key("agent-42")
-    assert sent == [{"KeyId": kms_key, "KeySpec": "AES_256", "EncryptionContext": {"s3memory:agent": "agent-42"}}]
 
 
 def test_decrypt_request(make_tool: Callable[..., Any], kms_keys: Callable[..., KmsKeys], kms: Any, s3: Any) -> None:

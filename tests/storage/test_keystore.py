@@ -11,9 +11,10 @@ import pytest
 from s3memory import S3MemoryTool
 from s3memory.core import keyring
 from s3memory.core.envelope import Header
-from s3memory.storage.keys import KmsKeys, LocalKeys
+from s3memory.storage.keys import LocalKeys
 from s3memory.storage.keyspace import AgentKeyspace
 from s3memory.storage.keystore import Keystore
+from s3memory.storage.kms import KmsKeys
 from s3memory.storage.store import ObjectStore
 from tests.support import BUCKET, LOCAL_KEY, CallCounter, err, ok
 
@@ -194,11 +195,9 @@ def test_forged_index_entry_in_the_memory_bucket_is_ignored_with_a_keystore_buck
 
 
 def test_format_1_objects_stay_readable_and_an_edit_writes_format_2(tool: S3MemoryTool, s3: Any) -> None:
-    from s3memory.core import envelope
+    from tests.support.legacy import put_format1
 
-    keys = LocalKeys(LOCAL_KEY)
-    body, head = envelope.seal(b"one\ntwo\n", keys.data_key(AGENT), agent_id=AGENT, path="/memories/v1.md", modified=5)
-    s3.put_object(Bucket=BUCKET, Key=f"agents/{AGENT}/v1.md", Body=body, Metadata=head.to_metadata())
+    put_format1(s3, LocalKeys(LOCAL_KEY), AGENT, "v1.md", "one\ntwo\n", modified=5)
     assert header_of(s3, f"agents/{AGENT}/v1.md").version == 1
     assert ok(tool, command="view", path="/memories/v1.md") == (
         "Here's the content of /memories/v1.md with line numbers:\n     1\tone\n     2\ttwo"
@@ -219,3 +218,37 @@ def test_a_tool_with_another_key_source_refuses_to_write(make_tool: Callable[...
     )
     assert keystore_keys(s3)[0] == "00000001"
     assert len(keystore_keys(s3)) == 2  # it minted no key of its own
+
+
+def test_a_keystore_without_a_key_source_reads_listings_and_refuses_keys(tool: S3MemoryTool, s3: Any) -> None:
+    """What `admin.names.name_mode` uses: it lists the keystore, and never unwraps or makes a key."""
+    from s3memory.errors import KeyMisconfigured
+
+    ok(tool, command="create", path="/memories/a.md", file_text="a")
+    before = keystore_keys(s3)
+    reader = Keystore(ObjectStore(s3, BUCKET), None, AgentKeyspace("agents/", AGENT))
+    ring = reader.ring()
+    assert ring.active_generation == 1
+    assert reader.caches.rings.get(reader.location) is ring  # its own caches: no provider's
+    record = reader.record(ring, 1)
+    for refused in (reader.active, reader.rotate, lambda: reader.unwrap(record)):
+        with pytest.raises(KeyMisconfigured):
+            refused()
+    assert keystore_keys(s3) == before  # nothing was written
+
+
+def test_a_keystore_uses_the_caches_it_is_given(tool: S3MemoryTool, s3: Any) -> None:
+    """Listings and unwrapped keys go to the caches given (by default the provider's), not elsewhere."""
+    ok(tool, command="create", path="/memories/a.md", file_text="a")
+    keys = LocalKeys(LOCAL_KEY)
+    space = AgentKeyspace("agents/", AGENT)
+    default = Keystore(ObjectStore(s3, BUCKET), keys, space)
+    assert default.caches is keys.caches
+    from s3memory.storage.keycache import KeyCaches
+
+    given = KeyCaches.create()
+    keystore = Keystore(ObjectStore(s3, BUCKET), keys, space, caches=given)
+    branch = keystore.active()
+    assert given.rings.get(keystore.location) is not None
+    assert given.unwraps.get((AGENT, branch.provider, keystore.record(keystore.ring(), 1).wrapped)) == branch.plaintext
+    assert keys.caches.rings.get(keystore.location) is None

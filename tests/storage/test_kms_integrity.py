@@ -15,9 +15,10 @@ import pytest
 from botocore.exceptions import ClientError
 
 from s3memory import KmsKeys
-from s3memory.core import envelope, keyring
+from s3memory.core import keyring
 from s3memory.core.keyring import BranchRecord
 from tests.support import BUCKET, err, ok
+from tests.support.legacy import data_key, put_format1, seal_format1
 
 KEY = "agents/agent-42/a.md"
 KEYSTORE = "agents/agent-42/.s3memory/keys/"
@@ -42,8 +43,7 @@ def stored(request: pytest.FixtureRequest, make_tool: Callable[..., Any], s3: An
         ok(make_tool(use_kms=True), command="create", path="/memories/a.md", file_text="a")
     else:
         keys = KmsKeys(request.getfixturevalue("kms_key"), kms_client=request.getfixturevalue("kms"))
-        body, header = envelope.seal(b"a", keys.data_key("agent-42"), agent_id="agent-42", path="/memories/a.md")
-        s3.put_object(Bucket=BUCKET, Key=KEY, Body=body, Metadata=header.to_metadata())
+        put_format1(s3, keys, "agent-42", "a.md", "a")
     assert s3.head_object(Bucket=BUCKET, Key=KEY)["Metadata"]["s3m-v"] == str(request.param)
     return lambda: make_tool(use_kms=True)  # a cold reader: its Decrypt goes to KMS
 
@@ -77,7 +77,7 @@ def test_a_tampered_wrapped_key_in_a_format_1_header_is_an_integrity_failure(
     make_tool: Callable[..., Any], kms: Any, kms_key: str, s3: Any
 ) -> None:
     keys = KmsKeys(kms_key, kms_client=kms)
-    body, header = envelope.seal(b"a", keys.data_key("agent-42"), agent_id="agent-42", path="/memories/a.md")
+    body, header = seal_format1(b"a", data_key(keys, "agent-42"), agent_id="agent-42", path="/memories/a.md")
     metadata = {**header.to_metadata(), "s3m-wk": base64.b64encode(tampered(header.wrapped_key)).decode()}
     s3.put_object(Bucket=BUCKET, Key=KEY, Body=body, Metadata=metadata)
     assert err(make_tool(use_kms=True), command="view", path="/memories/a.md") == INTEGRITY

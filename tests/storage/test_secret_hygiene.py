@@ -14,7 +14,7 @@ from botocore.exceptions import ClientError
 from pydantic import ValidationError
 
 from s3memory import S3MemoryTool, Settings
-from s3memory.storage.keys import KmsKeys
+from s3memory.storage.kms import KmsKeys
 from tests.support import BUCKET, LOCAL_KEY, ok
 
 
