@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint typecheck tf-check pytest test-ministack test-localstack bench clean
+.PHONY: demo test lint typecheck tf-check pytest test-ministack test-localstack bench clean dist lambda-layer test-dist
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -43,7 +43,25 @@ test-ministack: $(VENV)/.dev-installed
 test-localstack: $(VENV)/.dev-installed
 	bash scripts/test-endpoint.sh localstack
 
-test: lint typecheck tf-check pytest test-ministack
+test: lint typecheck tf-check pytest test-dist test-ministack
+
+# The wheel and the sdist in dist/, built by the PEP 517 front end in an isolated environment and
+# checked as PyPI checks uploads.
+dist: $(VENV)/.dev-installed
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist .
+	$(BIN)/twine check --strict dist/*
+
+# Lambda layers in dist/ (python/... zips of manylinux wheels), one per architecture, for the
+# python$(LAYER_PYTHON) runtime; prints their sizes against Lambda's limits.
+LAYER_PYTHON ?= 3.12
+lambda-layer: dist
+	PYTHON=$(BIN)/python LAYER_PYTHON=$(LAYER_PYTHON) bash scripts/lambda-layer.sh dist/s3memory-*.whl dist
+
+# The built artifacts as users install them (tests/dist): the wheel in fresh virtualenvs outside
+# the repository with the lowest and the newest dependencies, a layer, the image's filesystem.
+test-dist: dist
+	S3MEMORY_DIST_DIR=dist $(BIN)/python -m pytest -p no:xdist tests/dist
 
 bench: $(VENV)/.dev-installed
 	$(BIN)/python bench/run.py

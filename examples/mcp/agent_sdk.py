@@ -1,6 +1,7 @@
 """A Claude Agent SDK agent whose memory is s3memory, through `s3memory mcp` (stdio).
 
-    pip install claude-agent-sdk 's3memory[mcp]'
+    make dist   # until a release is on PyPI: install the wheel built here, not an index's `s3memory`
+    pip install claude-agent-sdk 'dist/s3memory-0.1.0-py3-none-any.whl[mcp]'
     export S3MEMORY_BUCKET=my-memory-bucket S3MEMORY_PREFIX=agents/ S3MEMORY_KMS_KEY_ID=alias/s3memory
     python examples/mcp/agent_sdk.py support-agent-1 "What do you remember about me?"
 

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
+from s3memory import __version__
 from s3memory.core.limits import DEFAULT_MODEL
 
 from .exits import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, PROG, Failed, UsageError
@@ -129,6 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
         "exit codes: 0 ok, 1 operation failed, 2 usage or configuration error",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     conn, bulk = _parents()

@@ -41,7 +41,7 @@ def test_help_as_a_subprocess_lists_every_command():
     )
     assert proc.returncode == 0
     assert proc.stderr == ""
-    assert proc.stdout.startswith("usage: s3memory [-h] COMMAND ...\n")
+    assert proc.stdout.startswith("usage: s3memory [-h] [--version] COMMAND ...\n")
     for command in COMMANDS:
         assert f"\n    {command} " in proc.stdout
     assert "examples:\n  s3memory demo\n" in proc.stdout

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds build/lambda.zip: handler.py plus s3memory and its dependencies, as wheels for the
 # Lambda runtime (python3.12, x86_64), whatever the build machine is.
+#   ./build.sh --handler-only   handler.py alone, for a function that gets s3memory from the
+#                               layer of `make lambda-layer` (variable s3memory_layer_zip_path)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../../.." && pwd)"
@@ -8,6 +10,12 @@ out="$here/build"
 
 rm -rf "$out"
 mkdir -p "$out/wheels" "$out/package"
+if [ "${1:-}" = "--handler-only" ]; then
+  cp "$here/lambda/handler.py" "$out/package/"
+  (cd "$out/package" && python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED).write("handler.py")' "$out/lambda.zip")
+  echo "built $out/lambda.zip (handler.py only; s3memory comes from the layer)"
+  exit 0
+fi
 # Build the s3memory wheel from a copy, so setuptools leaves no build/ in the repository.
 src="$(mktemp -d)"
 trap 'rm -rf "$src"' EXIT

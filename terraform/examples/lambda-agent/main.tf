@@ -44,6 +44,19 @@ resource "aws_iam_role_policy" "lambda" {
   })
 }
 
+# s3memory and its dependencies as a layer (`make lambda-layer` at the repository's root), when
+# s3memory_layer_zip_path is set; the function's own package is then handler.py alone
+# (`./build.sh --handler-only`). Without it, build.sh bundles everything in the function.
+resource "aws_lambda_layer_version" "s3memory" {
+  count                    = var.s3memory_layer_zip_path == null ? 0 : 1
+  layer_name               = "${var.name}-s3memory"
+  description              = "s3memory and its dependencies, built by make lambda-layer"
+  filename                 = var.s3memory_layer_zip_path
+  source_code_hash         = filebase64sha256(var.s3memory_layer_zip_path)
+  compatible_runtimes      = ["python3.12"]
+  compatible_architectures = ["x86_64"]
+}
+
 resource "aws_lambda_function" "agent" {
   # checkov:skip=CKV_AWS_116:Invoked synchronously (RequestResponse): failures return to the caller, so there are no asynchronous events to dead-letter. Add a DLQ or on-failure destination if you invoke it asynchronously.
   # checkov:skip=CKV_AWS_117:The function talks only to public endpoints (STS, S3, KMS, Secrets Manager, the Anthropic API); a VPC would need NAT for the Anthropic API and adds no isolation beyond the per-agent IAM session.
@@ -55,6 +68,7 @@ resource "aws_lambda_function" "agent" {
   runtime                        = "python3.12"
   architectures                  = ["x86_64"]
   handler                        = "handler.lambda_handler"
+  layers                         = aws_lambda_layer_version.s3memory[*].arn
   filename                       = local.lambda_zip_path
   source_code_hash               = filebase64sha256(local.lambda_zip_path)
   timeout                        = var.lambda_timeout

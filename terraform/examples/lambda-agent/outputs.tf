@@ -67,3 +67,8 @@ output "operator_policy_json" {
   description = "The operator policy document, as deployed."
   value       = module.s3memory.operator_policy_json
 }
+
+output "s3memory_layer_version_arn" {
+  description = "ARN of the s3memory layer version the function uses; null when s3memory is bundled in the function's package."
+  value       = one(aws_lambda_layer_version.s3memory[*].arn)
+}

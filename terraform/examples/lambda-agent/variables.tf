@@ -67,6 +67,12 @@ variable "lambda_zip_path" {
   default     = null
 }
 
+variable "s3memory_layer_zip_path" {
+  description = "Path of an s3memory Lambda layer for python3.12 x86_64 (make lambda-layer writes dist/s3memory-layer-<version>-python3.12-x86_64.zip). Set, it is published as a layer version the function uses, and the function's package needs only handler.py (./build.sh --handler-only). Null bundles s3memory in the function's package (./build.sh)."
+  type        = string
+  default     = null
+}
+
 variable "lambda_timeout" {
   description = "Function timeout in seconds; one invocation runs a whole tool-use loop."
   type        = number
