@@ -18,7 +18,7 @@ def test_the_version_is_defined_once_in_the_package() -> None:
     project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
     assert "version" not in project["project"]
     assert project["project"]["dynamic"] == ["version"]
-    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "s3memory.__version__"}
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "s3memory.core.version.__version__"}
     assert re.fullmatch(r"\d+\.\d+\.\d+", s3memory.__version__)
 
 
