@@ -15,8 +15,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
-from s3memory.core.version import __version__
 from s3memory.core.limits import DEFAULT_MODEL
+from s3memory.core.version import __version__
 
 from .exits import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, PROG, Failed, UsageError
 
