@@ -70,11 +70,14 @@ class NameResolver:
         need: NameMode | None,
         new_agent: NameMode | None = None,
     ) -> None:
+        need = None if need is None else NameMode(need)  # a plain string names a mode too
         if need is not None and need.migrating:
             raise ValueError("a vault needs a settled name mode")
         if new_agent is None:
             new_agent = need if need in (NameMode.PLAIN, NameMode.ENCRYPTED) else NameMode.PLAIN
-        elif new_agent not in (NameMode.PLAIN, NameMode.ENCRYPTED):
+        elif NameMode(new_agent) in (NameMode.PLAIN, NameMode.ENCRYPTED):
+            new_agent = NameMode(new_agent)
+        else:
             raise ValueError("a new agent takes the plain or the encrypted mode")
         self.keystore = keystore
         self.store = store
