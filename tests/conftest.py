@@ -16,6 +16,7 @@ from moto.s3.responses import S3Response
 
 from s3memory import KmsKeys, LocalKeys, S3MemoryTool
 from tests.support import BUCKET, LOCAL_KEY, REGION, CallCounter
+from tests.support.cli import CURRENT, CliClients
 from tests.support.endpoint import ENDPOINT, KMS_KEY_ID, ON_MOTO, empty_bucket
 
 
@@ -56,6 +57,13 @@ def _aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv("AWS_ENDPOINT_URL", ENDPOINT)
     for name in [n for n in os.environ if n.startswith("S3MEMORY_") and not n.startswith("S3MEMORY_TEST_")]:
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(autouse=True)
+def cli_clients() -> CliClients:
+    """The boto3 clients of the test's in-process CLI runs (`tests.support.cli.run`), fresh per test."""
+    CURRENT[0] = CliClients()
+    return CURRENT[0]
 
 
 @pytest.fixture

@@ -199,22 +199,13 @@ def test_a_missing_bucket_is_a_configuration_error_naming_the_variable(capsys, e
         assert run(capsys, *argv) == (2, "", expected), argv
 
 
-def test_a_transient_storage_failure_is_one_line_exit_1(capsys, env, monkeypatch):
+def test_a_transient_storage_failure_is_one_line_exit_1(capsys, env, cli_clients):
     def slow(**_):
         from botocore.exceptions import ClientError
 
         raise ClientError({"Error": {"Code": "SlowDown"}, "ResponseMetadata": {"HTTPStatusCode": 503}}, "ListObjectsV2")
 
-    from s3memory.config import StorageSettings
-
-    build = StorageSettings.clients
-
-    def clients(self, agent_id=None):
-        s3, kms = build(self, agent_id)
-        s3.meta.events.register("before-call.s3.ListObjectsV2", slow, unique_id="slow")
-        return s3, kms
-
-    monkeypatch.setattr(StorageSettings, "clients", clients)
+    cli_clients.hook("before-call.s3.ListObjectsV2", slow)
     code, out, err = run(capsys, "ls", "--agent", "ann")
     assert (code, out) == (1, "")
     assert err == (

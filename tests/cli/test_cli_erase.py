@@ -20,7 +20,6 @@ from moto.kms.models import KmsBackend
 
 from s3memory.admin.common import NoProgress
 from s3memory.admin.rewrap import rewrap
-from s3memory.config import StorageSettings
 from s3memory.core import envelope
 from s3memory.core.paths import MemoryPath
 from s3memory.storage.admin_store import AdminStore
@@ -287,17 +286,10 @@ def kms_format1(env, s3, kms, kms_key, new_key):
     return new_key
 
 
-def with_s3_semantics(monkeypatch) -> list[tuple[str, str]]:
+def with_s3_semantics(cli_clients) -> list[tuple[str, str]]:
     """The CLI's S3 client honours CopySourceIfMatch; returns the copies it makes."""
     copies: list[tuple[str, str]] = []
-    clients = StorageSettings.clients
-
-    def clients_with_s3_semantics(self, *args):
-        s3_client, kms_client = clients(self, *args)
-        honour_copy_source_if_match(s3_client, copies)
-        return s3_client, kms_client
-
-    monkeypatch.setattr(StorageSettings, "clients", clients_with_s3_semantics)
+    cli_clients.each_s3(lambda s3_client: honour_copy_source_if_match(s3_client, copies))
     return copies
 
 
@@ -307,12 +299,12 @@ def listing(s3, prefix: str) -> dict[str, str]:
 
 @pytest.mark.moto_only  # rewrap needs KMS ReEncrypt, which MiniStack lacks
 def test_rewrap_then_read_with_the_old_key_disabled(
-    capsys, kms_format1, make_tool, kms, kms_key, s3, monkeypatch, aws_disabled_keys
+    capsys, kms_format1, make_tool, kms, kms_key, s3, monkeypatch, aws_disabled_keys, cli_clients
 ):
     """`--objects`: each format-1 object is copied onto itself with its data key rewrapped; a
     format-2 object (ann's new.md, written since) is skipped: its agent's branch key moves instead."""
     ok(make_tool("ann", use_kms=True), command="create", path="/memories/new.md", file_text="format 2\n")
-    copies = with_s3_semantics(monkeypatch)
+    copies = with_s3_semantics(cli_clients)
     names = ("agents/ann/f0.md", "agents/bob/f0.md", "agents/ann/new.md")
     before = {k: s3.head_object(Bucket=BUCKET, Key=k) for k in names}
     old_blob = base64.b64decode(before["agents/ann/f0.md"]["Metadata"]["s3m-wk"])
@@ -364,10 +356,10 @@ def test_rewrap_then_read_with_the_old_key_disabled(
 
 @pytest.mark.moto_only  # rewrap needs KMS ReEncrypt, which MiniStack lacks
 def test_rewrap_of_branch_keys_then_read_with_the_old_key_disabled(
-    capsys, kms_stocked, kms, kms_key, s3, monkeypatch, aws_disabled_keys
+    capsys, kms_stocked, kms, kms_key, s3, monkeypatch, aws_disabled_keys, cli_clients
 ):
     """Without `--objects` only the agents' keystores change: no object is copied or rewritten."""
-    copies = with_s3_semantics(monkeypatch)
+    copies = with_s3_semantics(cli_clients)
     objects = {k: s3.head_object(Bucket=BUCKET, Key=k) for k in listing(s3, "agents/") if "/.s3memory/" not in k}
     assert len(objects) == 4
     ann, bob = listing(s3, "agents/ann/.s3memory/keys/"), listing(s3, "agents/bob/.s3memory/keys/")

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from anthropic.tools import BetaLocalFilesystemMemoryTool
 
-from s3memory.config import StorageSettings
 from s3memory.core import messages as fmt
 from s3memory.core.guard import SecretGuard
 from s3memory.errors import CommandError
@@ -182,19 +181,9 @@ def test_export_to_an_unusable_path_says_so_and_creates_nothing(capsys, stocked,
 
 
 @pytest.fixture
-def s3_hook(monkeypatch):
+def s3_hook(cli_clients):
     """s3_hook(event, handler) registers `handler` on the S3 client the CLI builds."""
-    hooks: list[tuple[str, object]] = []
-    clients = StorageSettings.clients
-
-    def with_hooks(self, *args):
-        s3_client, kms_client = clients(self, *args)
-        for event, handler in hooks:
-            s3_client.meta.events.register(event, handler, unique_id=f"test-hook-{event}")
-        return s3_client, kms_client
-
-    monkeypatch.setattr(StorageSettings, "clients", with_hooks)
-    return lambda event, handler: hooks.append((event, handler))
+    return cli_clients.hook
 
 
 def interrupt(**_):
