@@ -15,7 +15,7 @@ from moto import mock_aws
 from moto.s3.responses import S3Response
 
 from s3memory import KmsKeys, LocalKeys, S3MemoryTool
-from tests.support import BUCKET, LOCAL_KEY, REGION, CallCounter
+from tests.support import BUCKET, LOCAL_KEY, REGION, CallCounter, enable_versioning, memory_tool
 from tests.support.cli import CURRENT, CliClients
 from tests.support.endpoint import ENDPOINT, KMS_KEY_ID, ON_MOTO, empty_bucket
 
@@ -152,6 +152,21 @@ def tool(make_tool: Callable[..., S3MemoryTool]) -> S3MemoryTool:
 
 
 @pytest.fixture
+def new_tool(s3: Any) -> Iterator[Callable[..., S3MemoryTool]]:
+    """new_tool(agent, keys=None, workers=4) → a new tool (`tests.support.memory_tool`), closed at teardown."""
+    made: list[S3MemoryTool] = []
+
+    def factory(agent: str, keys: Any = None, workers: int = 4) -> S3MemoryTool:
+        tool = memory_tool(s3, agent, keys=keys, workers=workers)
+        made.append(tool)
+        return tool
+
+    yield factory
+    for tool in made:
+        tool.close()
+
+
+@pytest.fixture
 def env(monkeypatch: pytest.MonkeyPatch, s3: Any) -> Any:
     """S3MEMORY_* set for the moto bucket with the local test key (CLI tests); returns the S3 client."""
     import base64
@@ -165,15 +180,22 @@ def env(monkeypatch: pytest.MonkeyPatch, s3: Any) -> Any:
 
 
 @pytest.fixture
+def versioned(env: Any) -> Any:
+    """`env` with versioning enabled on the bucket; returns the S3 client."""
+    enable_versioning(env)
+    return env
+
+
+@pytest.fixture
 def atomic_moto_put(monkeypatch: pytest.MonkeyPatch) -> None:
-    if not ON_MOTO:
-        return  # a real S3 implementation evaluates the condition and the write atomically itself
     """Make moto's conditional PutObject atomic, as S3's is.
 
     moto checks If-Match / If-None-Match and then stores the object without a lock, so under
     real thread races the fake itself could let two conditional writers through. Serialising
     its handler restores S3's guarantee; the code under test is unchanged.
     """
+    if not ON_MOTO:
+        return  # a real S3 implementation evaluates the condition and the write atomically itself
     lock = threading.Lock()
     original = S3Response.put_object
     original_get = S3Response.get_object

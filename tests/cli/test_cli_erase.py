@@ -52,9 +52,9 @@ def keystore(s3, agent: str) -> list[str]:
 
 
 @pytest.fixture
-def versioned(env, s3, make_tool):
+def ann_versions(versioned, make_tool):
     """Agent `ann` with several versions and delete markers, and neighbour `ann2` (a prefix-sharing id)."""
-    s3.put_bucket_versioning(Bucket=BUCKET, VersioningConfiguration={"Status": "Enabled"})
+    s3 = versioned
     ann = make_tool("ann")
     ok(ann, command="create", path="/memories/a.md", file_text="v1\n")
     ok(ann, command="str_replace", path="/memories/a.md", old_str="v1", new_str="v2")
@@ -71,8 +71,8 @@ def versioned(env, s3, make_tool):
 # --- purge -----------------------------------------------------------------------------
 
 
-def test_purge_erases_every_version_and_delete_marker(capsys, versioned):
-    s3 = versioned
+def test_purge_erases_every_version_and_delete_marker(capsys, ann_versions):
+    s3 = ann_versions
     before = versions(s3, "agents/ann/")
     neighbour = versions(s3, "agents/ann2/")
     markers = sum(marker for *_, marker in before)
@@ -106,19 +106,19 @@ def test_purge_in_an_unversioned_bucket(capsys, env, make_tool, s3):
     assert versions(s3, "agents/") == [*((k, "null", False) for k in neighbour), ("agents/ann2/b.md", "null", False)]
 
 
-def test_purge_dry_run_deletes_nothing(capsys, versioned):
-    before = versions(versioned, "agents/ann/")
+def test_purge_dry_run_deletes_nothing(capsys, ann_versions):
+    before = versions(ann_versions, "agents/ann/")
     code, out, err = run(capsys, "purge", "--agent", "ann", "--dry-run")
     assert (code, err) == (0, "")
     lines = out.splitlines()
     assert len(lines) == len(before) + 1
     assert all(line.startswith("would delete /memories/") for line in lines[:-1])
     assert lines[-1].startswith(f"would purge {len(before)} versions (")
-    assert versions(versioned, "agents/ann/") == before
+    assert versions(ann_versions, "agents/ann/") == before
 
 
-def test_purge_asks_for_the_agent_id(capsys, versioned, monkeypatch):
-    before = versions(versioned, "agents/ann/")
+def test_purge_asks_for_the_agent_id(capsys, ann_versions, monkeypatch):
+    before = versions(ann_versions, "agents/ann/")
     monkeypatch.setattr(sys, "stdin", io.StringIO("ann\n"))  # not a terminal
     code, out, err = run(capsys, "purge", "--agent", "ann")
     assert (code, out) == (2, "")
@@ -133,11 +133,11 @@ def test_purge_asks_for_the_agent_id(capsys, versioned, monkeypatch):
         "Type the agent id (ann) to confirm: "
         "s3memory: error: purge cancelled: the typed id does not match; nothing was deleted\n"
     )
-    assert versions(versioned, "agents/ann/") == before
+    assert versions(ann_versions, "agents/ann/") == before
     monkeypatch.setattr(sys, "stdin", TTYInput("ann\n"))
     code, out, _ = run(capsys, "purge", "--agent", "ann", "-q")
     assert code == 0
-    assert versions(versioned, "agents/ann/") == []
+    assert versions(ann_versions, "agents/ann/") == []
 
 
 def test_purge_of_an_empty_agent(capsys, env):

@@ -13,7 +13,7 @@ from anthropic.tools import BetaLocalFilesystemMemoryTool
 from s3memory.core import messages as fmt
 from s3memory.core.guard import SecretGuard
 from s3memory.errors import CommandError
-from tests.support import BUCKET, ok
+from tests.support import BUCKET, memory_keys, ok, stock
 from tests.support.cli import run
 
 FILES = {
@@ -27,10 +27,7 @@ FILES = {
 
 @pytest.fixture
 def stocked(env, make_tool):
-    tool = make_tool("ann")
-    for rel, text in FILES.items():
-        ok(tool, command="create", path=f"/memories/{rel}", file_text=text)
-    return tool
+    return stock(make_tool("ann"), FILES)
 
 
 def guard_message(text: str, path: str) -> str:
@@ -50,11 +47,6 @@ def expected_tree() -> dict[str, bytes]:
 
 def stored_keys(s3, prefix: str) -> list[str]:
     return sorted(o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET, Prefix=prefix).get("Contents", []))
-
-
-def memory_keys(s3, prefix: str) -> list[str]:
-    """`stored_keys` without the agents' keystores (`.s3memory/keys/`: branch keys, not memory)."""
-    return [k for k in stored_keys(s3, prefix) if "/.s3memory/keys/" not in k]
 
 
 # --- export ----------------------------------------------------------------------------
