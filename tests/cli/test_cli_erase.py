@@ -86,7 +86,7 @@ def test_purge_erases_every_version_and_delete_marker(capsys, ann_versions):
     assert "deleted /memories/a.md (version " in out
     assert "deleted /memories/gone.md (delete marker " in out
     assert lines[-1].startswith(f"purged {len(before)} versions ({markers} delete markers) of agent ann in ")
-    assert lines[-1].endswith(" s; nothing remains under s3://s3memory-test-bucket/agents/ann/")
+    assert lines[-1].endswith(f" s; nothing remains under s3://{BUCKET}/agents/ann/")
     assert err.splitlines()[-1] == f"purge: {len(before)}/{len(before)}"
     assert versions(s3, "agents/ann/") == []
     assert versions(s3, "agents/ann2/") == neighbour  # `ann2` starts with `ann` and is untouched
@@ -142,7 +142,7 @@ def test_purge_asks_for_the_agent_id(capsys, ann_versions, monkeypatch):
 
 def test_purge_of_an_empty_agent(capsys, env):
     code, out, _ = run(capsys, "purge", "--agent", "nobody", "--yes")
-    assert (code, out) == (0, "nothing is stored under s3://s3memory-test-bucket/agents/nobody/\n")
+    assert (code, out) == (0, f"nothing is stored under s3://{BUCKET}/agents/nobody/\n")
 
 
 # --- prune -----------------------------------------------------------------------------

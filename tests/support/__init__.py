@@ -13,7 +13,10 @@ from anthropic.lib.tools import ToolError
 
 from s3memory.core import keyring
 
-BUCKET = os.environ.get("S3MEMORY_TEST_BUCKET") or "s3memory-test-bucket"
+# The scratch bucket; under pytest-xdist one per worker (`-gw0`, `-gw1`, ...), so that workers
+# running against one endpoint never share a bucket (each worker runs its tests one at a time).
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+BUCKET = (os.environ.get("S3MEMORY_TEST_BUCKET") or "s3memory-test-bucket") + (f"-{_WORKER}" if _WORKER else "")
 REGION = "us-east-1"
 LOCAL_KEY = bytes(range(32))
 # Every agent's keystore (format 2): `{prefix}{agent}/.s3memory/keys/`, created by its first write
