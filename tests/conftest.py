@@ -61,10 +61,11 @@ def _aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(autouse=True)
-def cli_clients() -> CliClients:
-    """The boto3 clients of the test's in-process CLI runs (`tests.support.cli.run`), fresh per test."""
-    CURRENT[0] = CliClients()
-    return CURRENT[0]
+def cli_clients() -> Iterator[CliClients]:
+    """The boto3 clients of the test's in-process CLI runs (`tests.support.cli.run`), its hooks removed afterwards."""
+    CURRENT[0] = clients = CliClients()
+    yield clients
+    clients.close()
 
 
 # moto's default resets boto3's default session at every start, so that each test's clients load

@@ -224,8 +224,9 @@ def aws_disabled_keys(monkeypatch):
     monkeypatch.setattr(KmsBackend, "decrypt", decrypt)
 
 
-def honour_copy_source_if_match(client, seen: list[tuple[str, str]]) -> None:
-    """S3 answers 412 to a CopyObject whose CopySourceIfMatch is not the source's ETag; moto ignores it. Emulate S3."""
+def copy_source_if_match(client, seen: list[tuple[str, str]]) -> list[tuple[str, object]]:
+    """S3 answers 412 to a CopyObject whose CopySourceIfMatch is not the source's ETag; moto ignores it.
+    The (event, handler) pairs that emulate S3 on an S3 client (`client` reads the source's ETag)."""
 
     def remember(params, context, **_):
         context["copy"] = dict(params)
@@ -239,9 +240,13 @@ def honour_copy_source_if_match(client, seen: list[tuple[str, str]]) -> None:
             return SimpleNamespace(status_code=412, headers={}), {"Error": error, "ResponseMetadata": {}}
         return None
 
-    # unique ids: registering again on a reused client is a no-op
-    client.meta.events.register("before-parameter-build.s3.CopyObject", remember, unique_id="test-copy-remember")
-    client.meta.events.register("before-call.s3.CopyObject", check, unique_id="test-copy-if-match")
+    return [("before-parameter-build.s3.CopyObject", remember), ("before-call.s3.CopyObject", check)]
+
+
+def honour_copy_source_if_match(client, seen: list[tuple[str, str]]) -> None:
+    """`client` answers as S3 does to a CopyObject with CopySourceIfMatch (see copy_source_if_match)."""
+    for n, (event, handler) in enumerate(copy_source_if_match(client, seen)):
+        client.meta.events.register(event, handler, unique_id=f"test-copy-if-match-{n}")
 
 
 def put_format1(s3, keys, agent: str, rel: str, text: str) -> None:
@@ -286,10 +291,11 @@ def kms_format1(env, s3, kms, kms_key, new_key):
     return new_key
 
 
-def with_s3_semantics(cli_clients) -> list[tuple[str, str]]:
+def with_s3_semantics(cli_clients, s3) -> list[tuple[str, str]]:
     """The CLI's S3 client honours CopySourceIfMatch; returns the copies it makes."""
     copies: list[tuple[str, str]] = []
-    cli_clients.each_s3(lambda s3_client: honour_copy_source_if_match(s3_client, copies))
+    for event, handler in copy_source_if_match(s3, copies):
+        cli_clients.hook(event, handler)
     return copies
 
 
@@ -304,7 +310,7 @@ def test_rewrap_then_read_with_the_old_key_disabled(
     """`--objects`: each format-1 object is copied onto itself with its data key rewrapped; a
     format-2 object (ann's new.md, written since) is skipped: its agent's branch key moves instead."""
     ok(make_tool("ann", use_kms=True), command="create", path="/memories/new.md", file_text="format 2\n")
-    copies = with_s3_semantics(cli_clients)
+    copies = with_s3_semantics(cli_clients, s3)
     names = ("agents/ann/f0.md", "agents/bob/f0.md", "agents/ann/new.md")
     before = {k: s3.head_object(Bucket=BUCKET, Key=k) for k in names}
     old_blob = base64.b64decode(before["agents/ann/f0.md"]["Metadata"]["s3m-wk"])
@@ -359,7 +365,7 @@ def test_rewrap_of_branch_keys_then_read_with_the_old_key_disabled(
     capsys, kms_stocked, kms, kms_key, s3, monkeypatch, aws_disabled_keys, cli_clients
 ):
     """Without `--objects` only the agents' keystores change: no object is copied or rewritten."""
-    copies = with_s3_semantics(cli_clients)
+    copies = with_s3_semantics(cli_clients, s3)
     objects = {k: s3.head_object(Bucket=BUCKET, Key=k) for k in listing(s3, "agents/") if "/.s3memory/" not in k}
     assert len(objects) == 4
     ann, bob = listing(s3, "agents/ann/.s3memory/keys/"), listing(s3, "agents/bob/.s3memory/keys/")

@@ -1,9 +1,10 @@
 """Running the `s3memory` CLI in process (`main([...])`) or as a subprocess, in tests.
 
-`run` passes `main` the test's `CliClients` (its `clients=` seam): boto3 clients built once per
-settings and agent id for the test (~0.2 s of model loading each) and reused by every `main()`
-call; every request still goes to the store. A test may swap in its own KMS client or register
-hooks on the S3 client the CLI uses (`cli_clients` fixture).
+`run` passes `main` the test's `CliClients` (its `clients=` seam). Building the clients loads
+botocore's service models into a new boto3 session (0.2-0.8 s), so they are built once per
+worker and set of settings and reused by every `main()` call of every test; every request still
+goes to the test's store (moto's backends are reset per test). A test may swap in its own KMS
+client or hook the S3 client the CLI uses (`cli_clients` fixture); its hooks go at teardown.
 """
 
 from __future__ import annotations
@@ -21,35 +22,49 @@ from tests.support import LOCAL_KEY
 ROOT = str(Path(__file__).resolve().parents[2])
 LOCAL = base64.b64encode(LOCAL_KEY).decode()
 
+# (every setting that shapes the clients, agent id) -> (s3, kms), for the worker's whole run.
+_BUILT: dict[tuple[object, ...], tuple[Any, Any]] = {}
+
+
+def _shape(settings: StorageSettings, agent_id: str | None) -> tuple[object, ...]:
+    return (
+        settings.profile, settings.region, settings.endpoint_url, settings.agent_role_arn, settings.max_workers,
+        settings.max_attempts, settings.request_checksum_calculation, settings.response_checksum_validation, agent_id,
+    )  # fmt: skip
+
 
 class CliClients:
-    """The `clients` seam of `main`: caches the clients per (profile, region, endpoint, workers, agent)."""
+    """The `clients` seam of `main` for one test: the worker's shared clients, with the test's hooks."""
 
     def __init__(self) -> None:
-        self._made: dict[tuple[object, ...], tuple[Any, Any]] = {}
-        self._setups: list[Callable[[Any], None]] = []
+        self._hooks: list[tuple[str, Callable[..., Any], str]] = []
+        self._used: list[Any] = []  # the S3 clients this test's main() calls got (its hooks are on them)
         self.kms: Any = None  # when set, the CLI uses this KMS client (e.g. the test's, to see what it sends)
 
-    def each_s3(self, setup: Callable[[Any], None]) -> None:
-        """Call `setup(s3)` on every S3 client the CLI uses: those built already, and those built later."""
-        self._setups.append(setup)
-        for s3, _ in self._made.values():
-            setup(s3)
-
     def hook(self, event: str, handler: Callable[..., Any]) -> None:
-        """Register `handler` on `event` of every S3 client the CLI uses."""
-        unique_id = f"test-hook-{len(self._setups)}"
-        self.each_s3(lambda s3: s3.meta.events.register(event, handler, unique_id=unique_id))
+        """Register `handler` on `event` of every S3 client the CLI uses in this test."""
+        hook = (event, handler, f"test-cli-hook-{len(self._hooks)}")
+        self._hooks.append(hook)
+        for s3 in self._used:
+            s3.meta.events.register(event, handler, unique_id=hook[2])
 
     def __call__(self, settings: StorageSettings, agent_id: str | None) -> tuple[Any, Any]:
-        key = (settings.profile, settings.region, settings.endpoint_url, settings.max_workers, agent_id)
-        if key not in self._made:
-            s3, kms = StorageSettings.clients(settings, agent_id)
-            for setup in self._setups:
-                setup(s3)
-            self._made[key] = (s3, kms)
-        s3, kms = self._made[key]
+        key = _shape(settings, agent_id)
+        if key not in _BUILT:
+            _BUILT[key] = StorageSettings.clients(settings, agent_id)
+        s3, kms = _BUILT[key]
+        if all(s3 is not used for used in self._used):
+            self._used.append(s3)
+            for event, handler, unique_id in self._hooks:
+                s3.meta.events.register(event, handler, unique_id=unique_id)
         return s3, self.kms if self.kms is not None else kms
+
+    def close(self) -> None:
+        """Take the test's hooks off the shared clients."""
+        for s3 in self._used:
+            for event, _, unique_id in self._hooks:
+                s3.meta.events.unregister(event, unique_id=unique_id)
+        self._used.clear()
 
 
 CURRENT = [CliClients()]  # the test's (tests/conftest.py gives every test a fresh one)
