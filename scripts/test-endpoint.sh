@@ -5,7 +5,8 @@
 #   bash scripts/test-endpoint.sh            # MiniStack
 #   bash scripts/test-endpoint.sh localstack # LocalStack core, if installed (make test-localstack)
 # The moto run (make pytest) covers everything; this run proves what moto cannot: the conditions
-# it ignores (tests marked real_conditions) and the store's real error codes.
+# it ignores (tests marked real_conditions) and the store's real error codes. Two xdist workers,
+# each with a scratch bucket of its own (tests/support: BUCKET).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=.venv/bin
@@ -58,4 +59,4 @@ while True:
 PY
 echo "test-endpoint: $store on 127.0.0.1:$port"
 S3MEMORY_TEST_ENDPOINT="http://127.0.0.1:$port" S3MEMORY_TEST_STORE="$store" \
-  "$BIN/python" -m pytest -q -p no:cacheprovider "${suites[@]}"
+  "$BIN/python" -m pytest -q -p no:cacheprovider -n 2 "${suites[@]}"

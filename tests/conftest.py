@@ -12,10 +12,12 @@ import boto3
 import pytest
 from botocore.config import Config
 from moto import mock_aws
+from moto.core.config import default_user_config
 from moto.s3.responses import S3Response
 
 from s3memory import KmsKeys, LocalKeys, S3MemoryTool
-from tests.support import BUCKET, LOCAL_KEY, REGION, CallCounter
+from tests.support import BUCKET, LOCAL_KEY, REGION, CallCounter, enable_versioning, memory_tool
+from tests.support.cli import CURRENT, CliClients
 from tests.support.endpoint import ENDPOINT, KMS_KEY_ID, ON_MOTO, empty_bucket
 
 
@@ -58,11 +60,26 @@ def _aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
+@pytest.fixture(autouse=True)
+def cli_clients() -> Iterator[CliClients]:
+    """The boto3 clients of the test's in-process CLI runs (`tests.support.cli.run`), its hooks removed afterwards."""
+    CURRENT[0] = clients = CliClients()
+    yield clients
+    clients.close()
+
+
+# moto's default resets boto3's default session at every start, so that each test's clients load
+# their service models again (~0.2 s a test, half of tests/storage's time). The backends are still
+# reset at every start (every test sees an empty account); only the session, and the models it has
+# loaded, outlive a test. The credentials it resolves are _aws_env's fake ones, the same for every test.
+_KEEP_SESSION: Any = {"core": {**default_user_config["core"], "reset_boto3_session": False}}
+
+
 @pytest.fixture
 def aws() -> Iterator[None]:
-    """In-process moto for the test; on an endpoint, nothing to set up."""
+    """In-process moto for the test (a fresh, empty account); on an endpoint, nothing to set up."""
     if ON_MOTO:
-        with mock_aws():
+        with mock_aws(config=_KEEP_SESSION):
             yield
     else:
         yield
@@ -144,6 +161,21 @@ def tool(make_tool: Callable[..., S3MemoryTool]) -> S3MemoryTool:
 
 
 @pytest.fixture
+def new_tool(s3: Any) -> Iterator[Callable[..., S3MemoryTool]]:
+    """new_tool(agent, keys=None, workers=4) → a new tool (`tests.support.memory_tool`), closed at teardown."""
+    made: list[S3MemoryTool] = []
+
+    def factory(agent: str, keys: Any = None, workers: int = 4) -> S3MemoryTool:
+        tool = memory_tool(s3, agent, keys=keys, workers=workers)
+        made.append(tool)
+        return tool
+
+    yield factory
+    for tool in made:
+        tool.close()
+
+
+@pytest.fixture
 def env(monkeypatch: pytest.MonkeyPatch, s3: Any) -> Any:
     """S3MEMORY_* set for the moto bucket with the local test key (CLI tests); returns the S3 client."""
     import base64
@@ -157,15 +189,22 @@ def env(monkeypatch: pytest.MonkeyPatch, s3: Any) -> Any:
 
 
 @pytest.fixture
+def versioned(env: Any) -> Any:
+    """`env` with versioning enabled on the bucket; returns the S3 client."""
+    enable_versioning(env)
+    return env
+
+
+@pytest.fixture
 def atomic_moto_put(monkeypatch: pytest.MonkeyPatch) -> None:
-    if not ON_MOTO:
-        return  # a real S3 implementation evaluates the condition and the write atomically itself
     """Make moto's conditional PutObject atomic, as S3's is.
 
     moto checks If-Match / If-None-Match and then stores the object without a lock, so under
     real thread races the fake itself could let two conditional writers through. Serialising
     its handler restores S3's guarantee; the code under test is unchanged.
     """
+    if not ON_MOTO:
+        return  # a real S3 implementation evaluates the condition and the write atomically itself
     lock = threading.Lock()
     original = S3Response.put_object
     original_get = S3Response.get_object

@@ -13,12 +13,15 @@ import argparse
 import importlib
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from s3memory.core.limits import DEFAULT_MODEL
 from s3memory.core.version import __version__
 
 from .exits import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, PROG, Failed, UsageError
+
+if TYPE_CHECKING:
+    from .context import Clients
 
 # Every command: the module (under s3memory.cli) and the function that runs it, imported on use.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -291,7 +294,9 @@ def _error(message: str) -> None:
     sys.stderr.write(f"{PROG}: error: {message}\n")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, clients: Clients | None = None) -> int:
+    """Run the CLI. `clients(settings, agent_id)` builds the boto3 S3 and KMS clients of the
+    commands that connect (default `StorageSettings.clients`): a seam for tests and embedders."""
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -300,6 +305,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from s3memory.errors import S3MemoryError
     from s3memory.memory.explain import cli_failure
 
+    args.clients = clients  # read by context.connect
     module, name = COMMANDS[args.command]
     func: Callable[[argparse.Namespace], int] = getattr(importlib.import_module(f"{__name__}.{module}"), name)
     try:

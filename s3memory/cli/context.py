@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -24,6 +24,7 @@ from .progress import Progress, choose_mode
 
 if TYPE_CHECKING:
     from mypy_boto3_kms import KMSClient
+    from mypy_boto3_s3 import S3Client
 
     from s3memory.admin.common import Problem
     from s3memory.storage.admin_store import AdminStore
@@ -179,16 +180,22 @@ class Context:
         return Progress(label, sys.stderr, choose_mode(sys.stderr, self.quiet))
 
 
+# Builds a command's boto3 clients from its settings and agent id (`StorageSettings.clients` by
+# default); `main(clients=...)` passes another on (tests: one that reuses clients, or hooks them).
+Clients = Callable[[StorageSettings, str | None], "tuple[S3Client, KMSClient]"]
+
+
 @contextmanager
 def connect(args: argparse.Namespace, *, keys: bool = True) -> Iterator[Context]:
     settings = load_settings(args, keys=keys)
+    build: Clients = getattr(args, "clients", None) or StorageSettings.clients
     from botocore.exceptions import BotoCoreError
 
     from s3memory.storage.admin_store import AdminStore
     from s3memory.storage.concurrency import Pool
 
     try:
-        s3, kms = settings.clients()
+        s3, kms = build(settings, None)
     except BotoCoreError as err:  # unknown profile, no region, ...: the message names no secret
         raise UsageError(f"AWS configuration: {err}") from None
     source = settings if isinstance(settings, Settings) else _key_source(args)

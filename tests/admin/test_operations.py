@@ -22,22 +22,20 @@ from s3memory.storage.admin_store import AdminStore
 from s3memory.storage.concurrency import Pool
 from s3memory.storage.keyspace import AgentKeyspace
 from s3memory.storage.vault import Vault
-from tests.support import BUCKET, LOCAL_KEY, ok
+from tests.support import BUCKET, LOCAL_KEY, stock
 from tests.support.views import NoProgress
 
 
 @pytest.fixture
 def stocked(make_tool: Any, s3: Any) -> AdminStore:
-    ann = make_tool("ann")
-    ok(ann, command="create", path="/memories/a.md", file_text="12345")
-    ok(ann, command="create", path="/memories/d/b.md", file_text="123")
-    ok(make_tool("ann2"), command="create", path="/memories/c.md", file_text="1")
+    stock(make_tool("ann"), {"a.md": "12345", "d/b.md": "123"})
+    stock(make_tool("ann2"), {"c.md": "1"})
     s3.put_object(Bucket=BUCKET, Key="agents/ann/.s3memory/note", Body=b"")  # bookkeeping: never counted
     s3.put_object(Bucket=BUCKET, Key="agents/not an agent!/x", Body=b"")  # not a valid agent id
     return AdminStore(s3, BUCKET)
 
 
-def keystore_keys(store: AdminStore, agent: str) -> list[str]:
+def claimed_keystore(store: AdminStore, agent: str) -> list[str]:
     """The agent's keystore objects, which its first write created: the claim of generation 1
     and the index entry that names the same branch key (computed from the claim, not listed)."""
     folder = AgentKeyspace("agents/", agent).keystore_prefix
@@ -78,13 +76,13 @@ def test_prune_needs_no_key_and_keeps_bookkeeping(stocked: AdminStore) -> None:
     assert (done.deleted, done.nbytes, done.problems) == (2, 8, [])
     # Bookkeeping stays, the agent's keystore with it.
     assert [o.key for o in stocked.list_all(space.root)] == [
-        *keystore_keys(stocked, "ann"),
+        *claimed_keystore(stocked, "ann"),
         "agents/ann/.s3memory/note",
     ]
 
 
 def test_purge_removes_one_agent_and_never_its_neighbour(stocked: AdminStore) -> None:
-    keystore, neighbours = keystore_keys(stocked, "ann"), keystore_keys(stocked, "ann2")
+    keystore, neighbours = claimed_keystore(stocked, "ann"), claimed_keystore(stocked, "ann2")
     with Pool(4) as pool:
         report = purge(stocked, AgentKeyspace("agents/", "ann"), pool, NoProgress())
     assert (report.problems, report.remaining) == ([], 0)

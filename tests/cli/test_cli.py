@@ -17,7 +17,7 @@ import pytest
 from s3memory.cli import main
 from s3memory.cli.progress import Progress
 from s3memory.core.paths import MemoryPath
-from tests.support import BUCKET, ok
+from tests.support import BUCKET, branch_of, ok, stock
 from tests.support import err as tool_error
 from tests.support.cli import LOCAL, ROOT, run, subprocess_env
 
@@ -25,11 +25,6 @@ COMMANDS = [
     "demo", "chat", "ls", "cat", "agents", "export", "import", "purge", "shred", "rewrap", "rotate", "reseal",
     "migrate", "verify", "history", "show", "restore", "redact", "repair", "prune", "doctor", "mcp",
 ]  # fmt: skip
-
-
-def branch_of(s3, key: str) -> str:
-    """The id of the branch key an object is sealed under (format 2: `s3m-bk` in its header)."""
-    return s3.head_object(Bucket=BUCKET, Key=key)["Metadata"]["s3m-bk"]
 
 
 # --- help and imports ------------------------------------------------------------------
@@ -199,22 +194,13 @@ def test_a_missing_bucket_is_a_configuration_error_naming_the_variable(capsys, e
         assert run(capsys, *argv) == (2, "", expected), argv
 
 
-def test_a_transient_storage_failure_is_one_line_exit_1(capsys, env, monkeypatch):
+def test_a_transient_storage_failure_is_one_line_exit_1(capsys, env, cli_clients):
     def slow(**_):
         from botocore.exceptions import ClientError
 
         raise ClientError({"Error": {"Code": "SlowDown"}, "ResponseMetadata": {"HTTPStatusCode": 503}}, "ListObjectsV2")
 
-    from s3memory.config import StorageSettings
-
-    build = StorageSettings.clients
-
-    def clients(self, agent_id=None):
-        s3, kms = build(self, agent_id)
-        s3.meta.events.register("before-call.s3.ListObjectsV2", slow, unique_id="slow")
-        return s3, kms
-
-    monkeypatch.setattr(StorageSettings, "clients", clients)
+    cli_clients.hook("before-call.s3.ListObjectsV2", slow)
     code, out, err = run(capsys, "ls", "--agent", "ann")
     assert (code, out) == (1, "")
     assert err == (
@@ -227,11 +213,8 @@ def test_a_transient_storage_failure_is_one_line_exit_1(capsys, env, monkeypatch
 
 @pytest.fixture
 def stocked(env, make_tool):
-    tool = make_tool("ann")
-    ok(tool, command="create", path="/memories/notes.md", file_text="one\ntwo\nthree\n")
-    ok(tool, command="create", path="/memories/customers/acme.md", file_text="x" * 1536)
-    ok(tool, command="create", path="/memories/.hidden", file_text="h")
-    return tool
+    files = {"notes.md": "one\ntwo\nthree\n", "customers/acme.md": "x" * 1536, ".hidden": "h"}
+    return stock(make_tool("ann"), files)
 
 
 def test_ls_prints_exactly_what_view_returns(capsys, stocked):

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import ok
+from tests.support import BUCKET, ok
 from tests.support.cli import run
 
 CONTEXT_MANAGEMENT = {
@@ -149,7 +149,7 @@ def test_interactive_session_keeps_the_conversation(capsys, api, env, monkeypatc
     code, out, err = run(capsys, "chat", "--agent", "ann")
     assert code == 0
     assert out == "Noted: you like tea.\nYou like tea.\n"
-    assert err.startswith("chat with claude-haiku-4-5, agent 'ann', memory in s3://s3memory-test-bucket/agents/ann/.")
+    assert err.startswith(f"chat with claude-haiku-4-5, agent 'ann', memory in s3://{BUCKET}/agents/ann/.")
     assert err.count("you> ") == 4  # two messages, one empty line, then end of input
     assert len(api.requests) == 4
     second_turn = api.requests[2][1]

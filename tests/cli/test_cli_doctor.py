@@ -52,8 +52,8 @@ def test_doctor_json_on_moto(capsys: Any, env: Any, kms_key: str, monkeypatch: A
 
 
 @pytest.mark.moto_only
-def test_doctor_table_says_what_is_ignored(capsys: Any, env: Any, s3: Any) -> None:
-    s3.put_bucket_versioning(Bucket=BUCKET, VersioningConfiguration={"Status": "Enabled"})
+def test_doctor_table_says_what_is_ignored(capsys: Any, versioned: Any) -> None:
+    s3 = versioned
     code, out, err = run(capsys, "doctor")
     assert (code, err) == (0, "")
     lines = out.splitlines()

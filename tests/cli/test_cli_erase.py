@@ -19,7 +19,6 @@ from moto.core.exceptions import JsonRESTError
 from moto.kms.models import KmsBackend
 
 from s3memory.admin.rewrap import rewrap
-from s3memory.config import StorageSettings
 from s3memory.core.paths import MemoryPath
 from s3memory.storage.admin_store import AdminStore
 from s3memory.storage.concurrency import Pool
@@ -54,9 +53,9 @@ def keystore(s3, agent: str) -> list[str]:
 
 
 @pytest.fixture
-def versioned(env, s3, make_tool):
+def ann_versions(versioned, make_tool):
     """Agent `ann` with several versions and delete markers, and neighbour `ann2` (a prefix-sharing id)."""
-    s3.put_bucket_versioning(Bucket=BUCKET, VersioningConfiguration={"Status": "Enabled"})
+    s3 = versioned
     ann = make_tool("ann")
     ok(ann, command="create", path="/memories/a.md", file_text="v1\n")
     ok(ann, command="str_replace", path="/memories/a.md", old_str="v1", new_str="v2")
@@ -73,8 +72,8 @@ def versioned(env, s3, make_tool):
 # --- purge -----------------------------------------------------------------------------
 
 
-def test_purge_erases_every_version_and_delete_marker(capsys, versioned):
-    s3 = versioned
+def test_purge_erases_every_version_and_delete_marker(capsys, ann_versions):
+    s3 = ann_versions
     before = versions(s3, "agents/ann/")
     neighbour = versions(s3, "agents/ann2/")
     markers = sum(marker for *_, marker in before)
@@ -88,7 +87,7 @@ def test_purge_erases_every_version_and_delete_marker(capsys, versioned):
     assert "deleted /memories/a.md (version " in out
     assert "deleted /memories/gone.md (delete marker " in out
     assert lines[-1].startswith(f"purged {len(before)} versions ({markers} delete markers) of agent ann in ")
-    assert lines[-1].endswith(" s; nothing remains under s3://s3memory-test-bucket/agents/ann/")
+    assert lines[-1].endswith(f" s; nothing remains under s3://{BUCKET}/agents/ann/")
     assert err.splitlines()[-1] == f"purge: {len(before)}/{len(before)}"
     assert versions(s3, "agents/ann/") == []
     assert versions(s3, "agents/ann2/") == neighbour  # `ann2` starts with `ann` and is untouched
@@ -108,19 +107,19 @@ def test_purge_in_an_unversioned_bucket(capsys, env, make_tool, s3):
     assert versions(s3, "agents/") == [*((k, "null", False) for k in neighbour), ("agents/ann2/b.md", "null", False)]
 
 
-def test_purge_dry_run_deletes_nothing(capsys, versioned):
-    before = versions(versioned, "agents/ann/")
+def test_purge_dry_run_deletes_nothing(capsys, ann_versions):
+    before = versions(ann_versions, "agents/ann/")
     code, out, err = run(capsys, "purge", "--agent", "ann", "--dry-run")
     assert (code, err) == (0, "")
     lines = out.splitlines()
     assert len(lines) == len(before) + 1
     assert all(line.startswith("would delete /memories/") for line in lines[:-1])
     assert lines[-1].startswith(f"would purge {len(before)} versions (")
-    assert versions(versioned, "agents/ann/") == before
+    assert versions(ann_versions, "agents/ann/") == before
 
 
-def test_purge_asks_for_the_agent_id(capsys, versioned, monkeypatch):
-    before = versions(versioned, "agents/ann/")
+def test_purge_asks_for_the_agent_id(capsys, ann_versions, monkeypatch):
+    before = versions(ann_versions, "agents/ann/")
     monkeypatch.setattr(sys, "stdin", io.StringIO("ann\n"))  # not a terminal
     code, out, err = run(capsys, "purge", "--agent", "ann")
     assert (code, out) == (2, "")
@@ -135,16 +134,16 @@ def test_purge_asks_for_the_agent_id(capsys, versioned, monkeypatch):
         "Type the agent id (ann) to confirm: "
         "s3memory: error: purge cancelled: the typed id does not match; nothing was deleted\n"
     )
-    assert versions(versioned, "agents/ann/") == before
+    assert versions(ann_versions, "agents/ann/") == before
     monkeypatch.setattr(sys, "stdin", TTYInput("ann\n"))
     code, out, _ = run(capsys, "purge", "--agent", "ann", "-q")
     assert code == 0
-    assert versions(versioned, "agents/ann/") == []
+    assert versions(ann_versions, "agents/ann/") == []
 
 
 def test_purge_of_an_empty_agent(capsys, env):
     code, out, _ = run(capsys, "purge", "--agent", "nobody", "--yes")
-    assert (code, out) == (0, "nothing is stored under s3://s3memory-test-bucket/agents/nobody/\n")
+    assert (code, out) == (0, f"nothing is stored under s3://{BUCKET}/agents/nobody/\n")
 
 
 # --- prune -----------------------------------------------------------------------------
@@ -226,8 +225,9 @@ def aws_disabled_keys(monkeypatch):
     monkeypatch.setattr(KmsBackend, "decrypt", decrypt)
 
 
-def honour_copy_source_if_match(client, seen: list[tuple[str, str]]) -> None:
-    """S3 answers 412 to a CopyObject whose CopySourceIfMatch is not the source's ETag; moto ignores it. Emulate S3."""
+def copy_source_if_match(client, seen: list[tuple[str, str]]) -> list[tuple[str, object]]:
+    """S3 answers 412 to a CopyObject whose CopySourceIfMatch is not the source's ETag; moto ignores it.
+    The (event, handler) pairs that emulate S3 on an S3 client (`client` reads the source's ETag)."""
 
     def remember(params, context, **_):
         context["copy"] = dict(params)
@@ -241,9 +241,13 @@ def honour_copy_source_if_match(client, seen: list[tuple[str, str]]) -> None:
             return SimpleNamespace(status_code=412, headers={}), {"Error": error, "ResponseMetadata": {}}
         return None
 
-    # unique ids: registering again on a reused client is a no-op
-    client.meta.events.register("before-parameter-build.s3.CopyObject", remember, unique_id="test-copy-remember")
-    client.meta.events.register("before-call.s3.CopyObject", check, unique_id="test-copy-if-match")
+    return [("before-parameter-build.s3.CopyObject", remember), ("before-call.s3.CopyObject", check)]
+
+
+def honour_copy_source_if_match(client, seen: list[tuple[str, str]]) -> None:
+    """`client` answers as S3 does to a CopyObject with CopySourceIfMatch (see copy_source_if_match)."""
+    for n, (event, handler) in enumerate(copy_source_if_match(client, seen)):
+        client.meta.events.register(event, handler, unique_id=f"test-copy-if-match-{n}")
 
 
 OLD = 1_700_000_000  # the content time of the format-1 files (s3memory 0.1 wrote them)
@@ -281,17 +285,11 @@ def kms_format1(env, s3, kms, kms_key, new_key):
     return new_key
 
 
-def with_s3_semantics(monkeypatch) -> list[tuple[str, str]]:
+def with_s3_semantics(cli_clients, s3) -> list[tuple[str, str]]:
     """The CLI's S3 client honours CopySourceIfMatch; returns the copies it makes."""
     copies: list[tuple[str, str]] = []
-    clients = StorageSettings.clients
-
-    def clients_with_s3_semantics(self, *args):
-        s3_client, kms_client = clients(self, *args)
-        honour_copy_source_if_match(s3_client, copies)
-        return s3_client, kms_client
-
-    monkeypatch.setattr(StorageSettings, "clients", clients_with_s3_semantics)
+    for event, handler in copy_source_if_match(s3, copies):
+        cli_clients.hook(event, handler)
     return copies
 
 
@@ -301,12 +299,12 @@ def listing(s3, prefix: str) -> dict[str, str]:
 
 @pytest.mark.moto_only  # rewrap needs KMS ReEncrypt, which MiniStack lacks
 def test_rewrap_then_read_with_the_old_key_disabled(
-    capsys, kms_format1, make_tool, kms, kms_key, s3, monkeypatch, aws_disabled_keys
+    capsys, kms_format1, make_tool, kms, kms_key, s3, monkeypatch, aws_disabled_keys, cli_clients
 ):
     """`--objects`: each format-1 object is copied onto itself with its data key rewrapped; a
     format-2 object (ann's new.md, written since) is skipped: its agent's branch key moves instead."""
     ok(make_tool("ann", use_kms=True), command="create", path="/memories/new.md", file_text="format 2\n")
-    copies = with_s3_semantics(monkeypatch)
+    copies = with_s3_semantics(cli_clients, s3)
     names = ("agents/ann/f0.md", "agents/bob/f0.md", "agents/ann/new.md")
     before = {k: s3.head_object(Bucket=BUCKET, Key=k) for k in names}
     old_blob = base64.b64decode(before["agents/ann/f0.md"]["Metadata"]["s3m-wk"])
@@ -358,10 +356,10 @@ def test_rewrap_then_read_with_the_old_key_disabled(
 
 @pytest.mark.moto_only  # rewrap needs KMS ReEncrypt, which MiniStack lacks
 def test_rewrap_of_branch_keys_then_read_with_the_old_key_disabled(
-    capsys, kms_stocked, kms, kms_key, s3, monkeypatch, aws_disabled_keys
+    capsys, kms_stocked, kms, kms_key, s3, monkeypatch, aws_disabled_keys, cli_clients
 ):
     """Without `--objects` only the agents' keystores change: no object is copied or rewritten."""
-    copies = with_s3_semantics(monkeypatch)
+    copies = with_s3_semantics(cli_clients, s3)
     objects = {k: s3.head_object(Bucket=BUCKET, Key=k) for k in listing(s3, "agents/") if "/.s3memory/" not in k}
     assert len(objects) == 4
     ann, bob = listing(s3, "agents/ann/.s3memory/keys/"), listing(s3, "agents/bob/.s3memory/keys/")

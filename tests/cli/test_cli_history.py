@@ -6,18 +6,10 @@ import json
 import re
 from typing import Any
 
-import pytest
-
 from tests.support import BUCKET, err, listed_keys, ok
 from tests.support.cli import run
 
 ANN = "agents/ann/"
-
-
-@pytest.fixture
-def versioned(env: Any) -> Any:
-    env.put_bucket_versioning(Bucket=BUCKET, VersioningConfiguration={"Status": "Enabled"})
-    return env
 
 
 def versions_of(s3: Any, key: str) -> list[dict[str, Any]]:

@@ -131,8 +131,8 @@ def test_reseal_never_clobbers_a_concurrent_write(env: Any, make_tool: Any) -> N
     assert ok(make_tool("ann"), command="view", path="/memories/a.md").endswith("1\tafter")
 
 
-def test_shred_keys_only_leaves_objects_that_nobody_can_open(capsys: Any, env: Any, make_tool: Any) -> None:
-    env.put_bucket_versioning(Bucket=BUCKET, VersioningConfiguration={"Status": "Enabled"})
+def test_shred_keys_only_leaves_objects_that_nobody_can_open(capsys: Any, versioned: Any, make_tool: Any) -> None:
+    env = versioned
     ann = make_tool("ann")
     ok(ann, command="create", path="/memories/a.md", file_text="secret")
     ok(ann, command="str_replace", path="/memories/a.md", old_str="secret", new_str="still secret")
@@ -158,8 +158,8 @@ def test_shred_keys_only_leaves_objects_that_nobody_can_open(capsys: Any, env: A
             vault.open(MemoryPath(("a.md",)), stored)  # type: ignore[arg-type]
 
 
-def test_shred_destroys_keys_then_purges_every_version(capsys: Any, env: Any, make_tool: Any) -> None:
-    env.put_bucket_versioning(Bucket=BUCKET, VersioningConfiguration={"Status": "Enabled"})
+def test_shred_destroys_keys_then_purges_every_version(capsys: Any, versioned: Any, make_tool: Any) -> None:
+    env = versioned
     ok(make_tool("ann"), command="create", path="/memories/a.md", file_text="x")
     ok(make_tool("ann2"), command="create", path="/memories/keep.md", file_text="keep")
     code, out, _ = run(capsys, "shred", "--agent", "ann", "--dry-run")

@@ -13,7 +13,7 @@ import pytest
 
 from s3memory.storage.kms import KmsKeys
 from tests.support import BUCKET, ok
-from tests.support.cli import run
+from tests.support.cli import CliClients, run
 from tests.support.legacy import data_key, put_format1
 
 # rewrap needs KMS ReEncrypt, which MiniStack does not implement (InvalidAction): moto only.
@@ -51,7 +51,7 @@ def test_a_missing_destination_key_is_one_configuration_error(
 
 
 def test_the_source_key_is_named_when_it_was_given(
-    capsys: Any, env: Any, make_tool: Any, kms: Any, kms_key: str, monkeypatch: Any
+    capsys: Any, env: Any, make_tool: Any, kms: Any, kms_key: str, monkeypatch: Any, cli_clients: CliClients
 ) -> None:
     ok(make_tool("ann", use_kms=True), command="create", path="/memories/a.md", file_text="a\n")
     monkeypatch.setenv("S3MEMORY_KMS_KEY_ID", kms_key)
@@ -63,27 +63,20 @@ def test_the_source_key_is_named_when_it_was_given(
     )
 
 
-def cli_clients(monkeypatch: Any, kms: Any, requests: list[tuple[str, str, str]] | None = None) -> None:
+def use_clients(cli_clients: CliClients, kms: Any, requests: list[tuple[str, str, str]] | None = None) -> None:
     """The CLI uses the test's KMS client (to see what it sends), and records its S3 requests on `requests`."""
-    from s3memory.config import StorageSettings
-
-    build = StorageSettings.clients
 
     def record(params: Any, model: Any, **_: Any) -> None:
         if requests is not None:
             condition = "IfMatch" if params.get("IfMatch") else "IfNoneMatch" if params.get("IfNoneMatch") else ""
             requests.append((model.name, params.get("Key") or params.get("Prefix", ""), condition))
 
-    def clients(self: Any, agent_id: Any = None) -> tuple[Any, Any]:
-        s3 = build(self, agent_id)[0]
-        s3.meta.events.register("before-parameter-build.s3.*", record, unique_id="test-record-s3")
-        return s3, kms
-
-    monkeypatch.setattr(StorageSettings, "clients", clients)
+    cli_clients.kms = kms
+    cli_clients.hook("before-parameter-build.s3.*", record)
 
 
 def test_rewrap_sends_the_source_key_and_resumes(
-    capsys: Any, env: Any, s3: Any, kms: Any, kms_key: str, monkeypatch: Any
+    capsys: Any, env: Any, s3: Any, kms: Any, kms_key: str, monkeypatch: Any, cli_clients: CliClients
 ) -> None:
     """With the source key known, ReEncrypt gets `SourceKeyId`; a second run finds every key moved."""
     window = data_key(KmsKeys(kms_key, kms_client=kms), "ann")
@@ -95,7 +88,7 @@ def test_rewrap_sends_the_source_key_and_resumes(
         "provide-client-params.kms.ReEncrypt", lambda params, **_: sent.append(params.get("SourceKeyId"))
     )
     monkeypatch.setenv("S3MEMORY_KMS_KEY_ID", kms_key)
-    cli_clients(monkeypatch, kms)
+    use_clients(cli_clients, kms)
     code, out, _ = run(capsys, "rewrap", "--to-key", new_key, "--objects", "-q")
     assert code == 0
     assert re.fullmatch(
@@ -114,7 +107,7 @@ def test_rewrap_sends_the_source_key_and_resumes(
 
 
 def test_rewrap_of_branch_keys_sends_the_source_key_and_resumes(
-    capsys: Any, env: Any, make_tool: Any, s3: Any, kms: Any, kms_key: str, monkeypatch: Any
+    capsys: Any, env: Any, make_tool: Any, s3: Any, kms: Any, kms_key: str, monkeypatch: Any, cli_clients: CliClients
 ) -> None:
     """The same for a branch key: one LIST of the keystore, one ReEncrypt, then a new index entry
     (create-only), the claim rewritten (conditional on the listed ETag), the old index entry deleted."""
@@ -129,7 +122,7 @@ def test_rewrap_of_branch_keys_sends_the_source_key_and_resumes(
     )
     monkeypatch.setenv("S3MEMORY_KMS_KEY_ID", kms_key)
     requests: list[tuple[str, str, str]] = []
-    cli_clients(monkeypatch, kms, requests)
+    use_clients(cli_clients, kms, requests)
     code, out, _ = run(capsys, "rewrap", "--to-key", new_key, "--agent", "ann", "-q")
     assert code == 0
     assert re.fullmatch(

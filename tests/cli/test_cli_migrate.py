@@ -9,7 +9,7 @@ import pytest
 from s3memory.cli.context import Context
 from s3memory.errors import StorageUnavailable
 from s3memory.storage.store import ObjectStore
-from tests.support import BUCKET, err, listed_keys, ok
+from tests.support import BUCKET, err, listed_keys, memory_keys, ok
 from tests.support.cli import run
 
 ANN = "agents/ann/"
@@ -24,19 +24,9 @@ REFUSED = (
 )
 
 
-def memory_keys(s3: Any) -> list[str]:
-    return sorted(k for k in listed_keys(s3) if k.startswith(ANN) and not k.startswith(ANN + ".s3memory/"))
-
-
 def mode_entries(s3: Any) -> list[str]:
     folder = ANN + ".s3memory/keys/"
     return sorted(k[len(folder) :] for k in listed_keys(s3) if k.startswith(folder + "names."))
-
-
-@pytest.fixture
-def versioned_env(env: Any) -> Any:
-    env.put_bucket_versioning(Bucket=BUCKET, VersioningConfiguration={"Status": "Enabled"})
-    return env
 
 
 def seed(make_tool: Any, names: str = "plain") -> None:
@@ -61,7 +51,7 @@ def test_plain_to_encrypted_and_back(capsys: Any, env: Any, make_tool: Any) -> N
         out.splitlines()[1]
         == "ann: file names are encrypted; tools of this agent need names='encrypted' (S3MEMORY_NAMES=encrypted)"
     )
-    keys = memory_keys(env)
+    keys = memory_keys(env, ANN)
     assert len(keys) == 3
     assert not any(word in key for key in keys for word in ("patients", "jane", "archive", "old", "notes"))
     assert mode_entries(env) == [  # plain tools record no mode; each migration step is a claim and its entry
@@ -76,7 +66,7 @@ def test_plain_to_encrypted_and_back(capsys: Any, env: Any, make_tool: Any) -> N
     code, out, _ = run(capsys, "migrate", "--agent", "ann", "--names", "plain", "-q")
     assert code == 0, out
     assert out.splitlines()[0].startswith("moved 3 files in ")
-    assert memory_keys(env) == sorted(ANN + p.removeprefix("/memories/") for p in FILES)
+    assert memory_keys(env, ANN) == sorted(ANN + p.removeprefix("/memories/") for p in FILES)
     assert_all_readable(make_tool, "plain")
     assert err(make_tool("ann", names="encrypted"), command="view", path="/memories") == REFUSED.format("NamesPlain")
 
@@ -140,7 +130,7 @@ def test_an_interrupted_migration_locks_the_agent_and_resumes(
     assert out.splitlines()[0].startswith("failed: ann:/memories/")
     assert out.splitlines()[0].endswith(": S3 DeleteObject failed (SlowDown)")
     monkeypatch.setattr(ObjectStore, "delete", real_delete)
-    assert len(memory_keys(env)) == 4  # two files moved; one copied, its old key not yet deleted
+    assert len(memory_keys(env, ANN)) == 4  # two files moved; one copied, its old key not yet deleted
     assert mode_entries(env)[-1] == "names.00000002.to-encrypted"
     for names in ("plain", "encrypted"):
         assert err(make_tool("ann", names=names), command="view", path="/memories") == REFUSED.format("NamesMigrating")
@@ -155,7 +145,7 @@ def test_an_interrupted_migration_locks_the_agent_and_resumes(
     assert code == 0, out
     assert out.splitlines()[0].startswith("moved 1 file in ")  # the copied one only loses its old key
     assert out.splitlines()[0].endswith(" s (3 already stored encrypted)")
-    assert len(memory_keys(env)) == 3
+    assert len(memory_keys(env, ANN)) == 3
     assert_all_readable(make_tool, "encrypted")
 
 
@@ -183,7 +173,7 @@ def test_an_agent_with_an_interrupted_directory_change_is_refused(capsys: Any, e
     assert mode_entries(env) == []
 
 
-def test_restore_does_not_go_back_past_a_migration(capsys: Any, versioned_env: Any, make_tool: Any) -> None:
+def test_restore_does_not_go_back_past_a_migration(capsys: Any, versioned: Any, make_tool: Any) -> None:
     """Versions from before a migration are stored under the old names: a restore to a time before
     it would see every file as new since, and delete it. It is refused instead, changing nothing."""
     import time
@@ -195,10 +185,10 @@ def test_restore_does_not_go_back_past_a_migration(capsys: Any, versioned_env: A
     time.sleep(1.1)
     code, out, _ = run(capsys, "migrate", "--agent", "ann", "--names", "encrypted", "-q")
     assert code == 0, out
-    keys = listed_keys(versioned_env)
+    keys = listed_keys(versioned)
     claim_key = ANN + ".s3memory/keys/names.00000003"  # the listing's time, as restore reads it
     (claim,) = [
-        o for o in versioned_env.list_objects_v2(Bucket=BUCKET, Prefix=claim_key)["Contents"] if o["Key"] == claim_key
+        o for o in versioned.list_objects_v2(Bucket=BUCKET, Prefix=claim_key)["Contents"] if o["Key"] == claim_key
     ]
     stamp = claim["LastModified"].astimezone(timezone.utc)
     whole = stamp.replace(microsecond=0)  # some stores list milliseconds: the message rounds up
@@ -210,7 +200,7 @@ def test_restore_does_not_go_back_past_a_migration(capsys: Any, versioned_env: A
             f"s3memory: error: the file names of agent ann were converted (s3memory migrate) at {converted}; "
             "restore can go back to that time at the earliest: earlier versions are stored under the old names\n"
         )
-    assert listed_keys(versioned_env) == keys  # no restore record, nothing deleted
+    assert listed_keys(versioned) == keys  # no restore record, nothing deleted
     assert_all_readable(make_tool, "encrypted")
     code, out, error = run(capsys, "history", "--agent", "ann")
     assert code == 0

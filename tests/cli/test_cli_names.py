@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from s3memory.core import keyring
-from tests.support import BUCKET, keystore_names, ok
+from tests.support import BUCKET, keystore_names, memory_keys, ok
 from tests.support.cli import run
 
 ENC, PLN = "ann-e", "ann-p"
@@ -42,12 +42,6 @@ def stock(make_tool: Any, agent: str, names: str, **kwargs: Any) -> Any:
     for path, text in FILES.items():
         ok(tool, command="create", path=path, file_text=text)
     return tool
-
-
-def memory_keys(s3: Any, agent: str) -> list[str]:
-    """The agent's stored keys below its root, bookkeeping (`.s3memory/`) left out."""
-    listed = s3.list_objects_v2(Bucket=BUCKET, Prefix=root(agent)).get("Contents", [])
-    return sorted(o["Key"][len(root(agent)) :] for o in listed if "/.s3memory/" not in o["Key"])
 
 
 def keystore(s3: Any, agent: str) -> list[str]:
@@ -86,12 +80,6 @@ def versions(s3: Any, prefix: str) -> list[dict[str, Any]]:
 
 
 @pytest.fixture
-def versioned(env: Any) -> Any:
-    env.put_bucket_versioning(Bucket=BUCKET, VersioningConfiguration={"Status": "Enabled"})
-    return env
-
-
-@pytest.fixture
 def both(env: Any, make_tool: Any) -> Any:
     """`ann-e` (encrypted names) and `ann-p` (plain) with the same files; returns ann-e's tool."""
     stock(make_tool, PLN, "plain")
@@ -100,10 +88,10 @@ def both(env: Any, make_tool: Any) -> Any:
 
 def test_the_fixture_stores_names_encrypted(both: Any, s3: Any) -> None:
     """Guards every test below: ann-e's keys name nothing, its keystore holds the name key and mode."""
-    keys = memory_keys(s3, ENC)
+    keys = memory_keys(s3, root(ENC), relative=True)
     assert len(keys) == 3
     assert not any(word in key for key in keys for word in ("notes", "customers", "acme", "zürich"))
-    assert memory_keys(s3, PLN) == ["customers/acme.md", "customers/zürich/ü.md", "notes.md"]
+    assert memory_keys(s3, root(PLN), relative=True) == ["customers/acme.md", "customers/zürich/ü.md", "notes.md"]
     names = keystore(s3, ENC)
     assert names[0] == "00000000"  # the name key's claim
     assert names[-1] == "names.00000001.encrypted"
@@ -285,10 +273,10 @@ def test_export_then_import_into_an_encrypted_agent(capsys: Any, both: Any, make
         "created /memories/notes.md (8 bytes)\n"
         "imported 3 objects, 39 bytes in T s (0 skipped as existing)\n"
     )
-    keys = memory_keys(s3, "bob")
+    keys = memory_keys(s3, root("bob"), relative=True)
     assert len(keys) == 3
     assert not any("notes" in k or "customers" in k for k in keys)  # landed encrypted
-    assert keys != memory_keys(s3, ENC)  # another agent, another name key
+    assert keys != memory_keys(s3, root(ENC), relative=True)  # another agent, another name key
     assert ok(make_tool("bob", names="encrypted"), command="view", path="/memories/customers/zürich/ü.md").endswith(
         "1\tgrüezi"
     )
@@ -313,19 +301,24 @@ def test_import_into_a_new_agent_takes_the_configured_name_mode(capsys: Any, bot
     will have; an agent in a mode stays in it."""
     assert run(capsys, "export", "--agent", ENC, "--to", str(tmp_path / "e"), "-q")[0] == 0
     assert run(capsys, "import", "--agent", "carl", str(tmp_path / "e"), "-q")[0] == 0
-    assert memory_keys(s3, "carl") == ["customers/acme.md", "customers/zürich/ü.md", "notes.md"]
+    assert memory_keys(s3, root("carl"), relative=True) == ["customers/acme.md", "customers/zürich/ü.md", "notes.md"]
     assert [n[:9] for n in keystore(s3, "carl")] == ["00000001", "00000001-"]
     monkeypatch.setenv("S3MEMORY_NAMES", "encrypted")
     assert run(capsys, "import", "--agent", "dora", str(tmp_path / "e"), "-q")[0] == 0
-    assert len(memory_keys(s3, "dora")) == 3
-    assert "notes.md" not in memory_keys(s3, "dora")
+    assert len(memory_keys(s3, root("dora"), relative=True)) == 3
+    assert "notes.md" not in memory_keys(s3, root("dora"), relative=True)
     assert keystore(s3, "dora")[-1] == "names.00000001.encrypted"
     assert run(capsys, "cat", "--agent", "dora", "/memories/notes.md")[1].endswith("     2\ttwo\n")
     (tmp_path / "e" / "memories" / "more.md").write_text("more\n")
     code, out, _ = run(capsys, "import", "--agent", "carl", str(tmp_path / "e"), "-q")  # plain, and stays so
     assert code == 0
     assert out.startswith("created /memories/more.md (5 bytes)\nskipped /memories/customers/acme.md: it already")
-    assert memory_keys(s3, "carl") == ["customers/acme.md", "customers/zürich/ü.md", "more.md", "notes.md"]
+    assert memory_keys(s3, root("carl"), relative=True) == [
+        "customers/acme.md",
+        "customers/zürich/ü.md",
+        "more.md",
+        "notes.md",
+    ]
 
 
 # --- repair ----------------------------------------------------------------------------
@@ -349,14 +342,14 @@ def test_repair_shows_and_completes_an_interrupted_rename(capsys: Any, env: Any,
     with pytest.raises(Crash):
         tool.call({"command": "rename", "old_path": "/memories/old", "new_path": "/memories/new"})
     env.meta.events.unregister("before-call.s3.DeleteObjects", die)
-    assert memory_keys(env, ENC) == sorted(k[len(root(ENC)) :] for k in old + new)
+    assert memory_keys(env, root(ENC), relative=True) == sorted(k[len(root(ENC)) :] for k in old + new)
 
     assert run(capsys, "repair", "--agent", ENC, "--dry-run") == (0, (
         "pending: rename /memories/old -> /memories/new (2 listed objects, 2 still under /memories/old)\n"
         f"1 interrupted change for agent {ENC}; nothing was changed (--dry-run)\n"
     ), "")  # fmt: skip
     assert run(capsys, "repair", "--agent", ENC) == (0, f"completed 1 interrupted change(s) for agent {ENC}\n", "")
-    assert memory_keys(env, ENC) == sorted(k[len(root(ENC)) :] for k in new)
+    assert memory_keys(env, root(ENC), relative=True) == sorted(k[len(root(ENC)) :] for k in new)
     assert run(capsys, "cat", "--agent", ENC, "/memories/new/b.md") == (
         0, "Here's the content of /memories/new/b.md with line numbers:\n     1\ttext of b.md\n", ""
     )  # fmt: skip
@@ -482,7 +475,7 @@ def test_without_a_key_source_erasures_show_stored_keys_and_redact_refuses(
     capsys: Any, versioned: Any, both: Any, monkeypatch: Any
 ) -> None:
     monkeypatch.delenv("S3MEMORY_LOCAL_KEY")
-    stored = sorted(f"agents/{ENC}/{k}" for k in memory_keys(versioned, ENC))
+    stored = sorted(f"agents/{ENC}/{k}" for k in memory_keys(versioned, root(ENC), relative=True))
     code, out, error = run(capsys, "shred", "--agent", ENC, "--dry-run")
     assert code == 0
     assert error == (
@@ -609,8 +602,8 @@ def test_rotate_gives_a_new_agent_the_configured_name_mode(
     assert keystore(env, "bob")[-1] == "names.00000001.encrypted"
     assert [n[:9] for n in keystore(env, PLN)] == ["00000001", "00000001-", "00000002", "00000002-"]
     ok(make_tool("bob", names="encrypted"), command="create", path="/memories/b.md", file_text="bob")
-    assert len(memory_keys(env, "bob")) == 1
-    assert memory_keys(env, "bob") != ["b.md"]
+    assert len(memory_keys(env, root("bob"), relative=True)) == 1
+    assert memory_keys(env, root("bob"), relative=True) != ["b.md"]
     assert ok(make_tool(PLN), command="view", path="/memories/a.md").endswith("1\tplain")
 
 
@@ -732,7 +725,9 @@ def test_an_agent_being_migrated_is_refused_by_reads_and_still_erasable(
         "names are being migrated; run `s3memory migrate --agent ID --names MODE` again to finish (it resumes "
         "where it stopped))\n"
     )
-    assert shown_versions(out, "would delete")[-3:] == [root(ENC) + k for k in memory_keys(s3, ENC)]
+    assert shown_versions(out, "would delete")[-3:] == [
+        root(ENC) + k for k in memory_keys(s3, root(ENC), relative=True)
+    ]
     assert run(capsys, "purge", "--agent", ENC, "--yes", "-q")[0] == 0
     assert versions(s3, root(ENC)) == []
 

@@ -10,11 +10,10 @@ from pathlib import Path
 import pytest
 from anthropic.tools import BetaLocalFilesystemMemoryTool
 
-from s3memory.config import StorageSettings
 from s3memory.core import messages as fmt
 from s3memory.core.guard import SecretGuard
 from s3memory.errors import CommandError
-from tests.support import BUCKET, ok
+from tests.support import BUCKET, memory_keys, ok, stock
 from tests.support.cli import run
 
 FILES = {
@@ -28,10 +27,7 @@ FILES = {
 
 @pytest.fixture
 def stocked(env, make_tool):
-    tool = make_tool("ann")
-    for rel, text in FILES.items():
-        ok(tool, command="create", path=f"/memories/{rel}", file_text=text)
-    return tool
+    return stock(make_tool("ann"), FILES)
 
 
 def guard_message(text: str, path: str) -> str:
@@ -51,11 +47,6 @@ def expected_tree() -> dict[str, bytes]:
 
 def stored_keys(s3, prefix: str) -> list[str]:
     return sorted(o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET, Prefix=prefix).get("Contents", []))
-
-
-def memory_keys(s3, prefix: str) -> list[str]:
-    """`stored_keys` without the agents' keystores (`.s3memory/keys/`: branch keys, not memory)."""
-    return [k for k in stored_keys(s3, prefix) if "/.s3memory/keys/" not in k]
 
 
 # --- export ----------------------------------------------------------------------------
@@ -182,19 +173,9 @@ def test_export_to_an_unusable_path_says_so_and_creates_nothing(capsys, stocked,
 
 
 @pytest.fixture
-def s3_hook(monkeypatch):
+def s3_hook(cli_clients):
     """s3_hook(event, handler) registers `handler` on the S3 client the CLI builds."""
-    hooks: list[tuple[str, object]] = []
-    clients = StorageSettings.clients
-
-    def with_hooks(self, *args):
-        s3_client, kms_client = clients(self, *args)
-        for event, handler in hooks:
-            s3_client.meta.events.register(event, handler, unique_id=f"test-hook-{event}")
-        return s3_client, kms_client
-
-    monkeypatch.setattr(StorageSettings, "clients", with_hooks)
-    return lambda event, handler: hooks.append((event, handler))
+    return cli_clients.hook
 
 
 def interrupt(**_):

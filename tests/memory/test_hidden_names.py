@@ -20,7 +20,7 @@ from s3memory.core.names import PLAIN, NameCipher
 from s3memory.core.paths import MemoryPath
 from s3memory.memory import intents
 from s3memory.storage.keys import encryption_context
-from tests.support import BUCKET, CallCounter, err, keystore_names, ok
+from tests.support import BUCKET, CallCounter, err, keystore_names, listed_keys, memory_keys, ok
 
 ROOT = "agents/agent-42/"
 KEYSTORE = ROOT + ".s3memory/keys/"
@@ -40,17 +40,6 @@ def outcome(tool: S3MemoryTool, command: dict[str, Any]) -> str:
         return str(tool.call(command))
     except ToolError as exc:
         return "ERROR " + str(exc.content)
-
-
-def all_keys(s3: Any) -> list[str]:
-    """Every key of the bucket, all pages, in listing order."""
-    pages = s3.get_paginator("list_objects_v2").paginate(Bucket=BUCKET)
-    return [obj["Key"] for page in pages for obj in page.get("Contents", [])]
-
-
-def memory_keys(s3: Any, root: str = ROOT) -> list[str]:
-    """The keys of the agent at `root` that are not bookkeeping (`.s3memory/`)."""
-    return [k for k in all_keys(s3) if k.startswith(root) and not k.startswith(root + ".s3memory/")]
 
 
 def create(path: str, text: str) -> dict[str, Any]:
@@ -159,7 +148,7 @@ def test_no_segment_of_any_path_is_stored_in_clear(make_tool: Callable[..., S3Me
         "ERROR Error: Cannot create /memories/patients/jane_doe_hiv.md/below: "
         "/memories/patients/jane_doe_hiv.md is a file",
     ]
-    keys = all_keys(s3)
+    keys = listed_keys(s3)
     segments = session_segments()
     assert {
         "patients",
@@ -172,7 +161,7 @@ def test_no_segment_of_any_path_is_stored_in_clear(make_tool: Callable[..., S3Me
     leaks = sorted((segment, key) for segment in segments for key in keys if segment in key)
     assert leaks == []
     assert all(key.startswith(ROOT) for key in keys), keys  # the prefix and the agent id stay in clear
-    stored = memory_keys(s3)
+    stored = memory_keys(s3, ROOT)
     assert len(stored) == len(FINAL_FILES)
     not_tokens = [key for key in stored if not all(TOKEN.fullmatch(s) for s in key[len(ROOT) :].split("/"))]
     assert not_tokens == []
@@ -192,7 +181,7 @@ def test_the_model_sees_what_a_plain_agent_shows(make_tool: Callable[..., S3Memo
     # The order of a listing is the names' order, not the stored tokens' order.
     space = hidden.memory.vault.space
     folder = space.dir_prefix(MemoryPath(("ordering",)))
-    tokens = [k[len(folder) :] for k in memory_keys(s3) if k.startswith(folder)]
+    tokens = [k[len(folder) :] for k in memory_keys(s3, ROOT) if k.startswith(folder)]
     in_key_order = [space.below(MemoryPath(("ordering",)), (t,)) for t in tokens]
     assert sorted(tokens) == tokens  # S3's order: the tokens'
     assert in_key_order != [(name,) for name in ORDERED]  # which is not the names' order
@@ -243,17 +232,17 @@ def refusals(make_tool: Callable[..., S3MemoryTool], names: str) -> list[str]:
 
 def test_a_plain_tool_is_refused_by_an_agent_with_hidden_names(make_tool: Callable[..., S3MemoryTool], s3: Any) -> None:
     ok(make_tool(names="encrypted"), command="create", path="/memories/notes/a.md", file_text="a")
-    before = all_keys(s3)
+    before = listed_keys(s3)
     assert refusals(make_tool, "plain") == ["ERROR " + mismatch("NamesEncrypted")] * len(REFUSED_COMMANDS)
-    assert all_keys(s3) == before
+    assert listed_keys(s3) == before
 
 
 def test_a_tool_with_hidden_names_is_refused_by_a_plain_agent(make_tool: Callable[..., S3MemoryTool], s3: Any) -> None:
     ok(make_tool(names="plain"), command="create", path="/memories/notes/a.md", file_text="a")
-    before = all_keys(s3)
+    before = listed_keys(s3)
     assert [n for n in keystore_names(before, ROOT) if n.startswith("names.")] == []  # plain: no mode recorded
     assert refusals(make_tool, "encrypted") == ["ERROR " + mismatch("NamesPlain")] * len(REFUSED_COMMANDS)
-    assert all_keys(s3) == before  # no mode entry, no name key
+    assert listed_keys(s3) == before  # no mode entry, no name key
 
 
 def test_an_agent_without_a_mode_entry_that_has_a_key_or_files_is_plain(
@@ -261,14 +250,14 @@ def test_an_agent_without_a_mode_entry_that_has_a_key_or_files_is_plain(
 ) -> None:
     """Agents of plain tools (also those written before name modes existed) have no entry: plain."""
     ok(make_tool(names="plain"), command="create", path="/memories/notes/a.md", file_text="a")
-    before = all_keys(s3)
+    before = listed_keys(s3)
     assert outcome(make_tool(names="encrypted"), view("/memories")) == "ERROR " + mismatch("NamesPlain")
     assert outcome(make_tool(names="encrypted"), create("/memories/b.md", "b")) == "ERROR " + mismatch("NamesPlain")
-    assert all_keys(s3) == before
+    assert listed_keys(s3) == before
     # Files without any keystore (e.g. put there by hand): plain as well.
     s3.put_object(Bucket=BUCKET, Key="agents/agent-7/legacy.md", Body=b"x")
     assert outcome(make_tool("agent-7", names="encrypted"), view("/memories")) == "ERROR " + mismatch("NamesPlain")
-    assert all_keys(s3) == sorted([*before, "agents/agent-7/legacy.md"])
+    assert listed_keys(s3) == sorted([*before, "agents/agent-7/legacy.md"])
 
 
 @pytest.mark.parametrize("with_entry", [True, False], ids=["claim-and-entry", "claim-only"])
@@ -280,12 +269,12 @@ def test_both_modes_are_refused_while_a_migration_is_under_way(
     s3.put_object(Bucket=BUCKET, Key=KEYSTORE + "names.00000002", Body=state.encode())
     if with_entry:  # without it (its writer stopped in between), tools read the claim
         s3.put_object(Bucket=BUCKET, Key=KEYSTORE + f"names.00000002.{state}", Body=b"")
-    before = all_keys(s3)
+    before = listed_keys(s3)
     expected = ["ERROR " + mismatch("NamesMigrating")] * len(REFUSED_COMMANDS)
     assert refusals(make_tool, "plain") == expected
     assert refusals(make_tool, "encrypted") == expected
     # Nothing changed, except that the first tool to read the lone claim wrote its entry.
-    assert all_keys(s3) == sorted([*before, *([] if with_entry else [KEYSTORE + f"names.00000002.{state}"])])
+    assert listed_keys(s3) == sorted([*before, *([] if with_entry else [KEYSTORE + f"names.00000002.{state}"])])
 
 
 def test_a_plain_tool_that_saw_the_agent_empty_is_refused_at_its_first_write(
@@ -296,10 +285,10 @@ def test_a_plain_tool_that_saw_the_agent_empty_is_refused_at_its_first_write(
     hidden = make_tool(names="encrypted")
     ok(hidden, command="create", path="/memories/a.md", file_text="a")
     assert outcome(plain, create("/memories/b.md", "b")) == "ERROR " + mismatch("NamesEncrypted")
-    names = keystore_names(all_keys(s3), ROOT)
+    names = keystore_names(listed_keys(s3), ROOT)
     assert [n for n in names if n.startswith("names.")] == ["names.00000001.encrypted"]
-    assert len(memory_keys(s3)) == 1
-    assert ROOT + "b.md" not in all_keys(s3)
+    assert len(memory_keys(s3, ROOT)) == 1
+    assert ROOT + "b.md" not in listed_keys(s3)
 
 
 def first_writes_at_once(tools: dict[str, S3MemoryTool]) -> dict[str, str]:
@@ -328,7 +317,7 @@ def test_tools_of_both_modes_racing_an_agents_first_write_leave_one_mode(
         root = f"agents/{agent}/"
         tools = {mode: make_tool(agent, names=mode) for mode in ("plain", "encrypted")}
         results = first_writes_at_once(tools)
-        keys = all_keys(s3)
+        keys = listed_keys(s3)
         modes = [n for n in keystore_names(keys, root) if n.startswith("names.")]
         assert modes in ([], ["names.00000001.encrypted"]), (round_, modes, results)  # plain records none
         winner = "encrypted" if modes else "plain"
@@ -434,12 +423,12 @@ def test_a_path_too_long_only_once_encrypted_is_refused_before_any_request(
     assert err(tool, command="view", path=OVER_LIMIT) == message
     assert err(tool, command="rename", old_path="/memories/a.md", new_path=OVER_LIMIT) == message
     assert counter.calls == []
-    assert all_keys(s3) == []
+    assert listed_keys(s3) == []
     # The same path fits with plain names (another agent, same root length) ...
     ok(make_tool("agent-43", names="plain"), command="create", path=OVER_LIMIT, file_text="x")
     # ... and the longest path that fits encrypted is stored, its key exactly 1,024 bytes.
     ok(tool, command="create", path=AT_LIMIT, file_text="at the limit")
-    assert [len(k.encode()) for k in memory_keys(s3)] == [1024]
+    assert [len(k.encode()) for k in memory_keys(s3, ROOT)] == [1024]
     assert ok(tool, command="view", path=AT_LIMIT).endswith("     1\tat the limit")
 
 
@@ -449,7 +438,7 @@ def test_the_keystore_gains_the_mode_entry_and_the_name_key(
     tool = make_tool(names="encrypted", use_kms=True)
     for command in SESSION:
         outcome(tool, command)
-    names = keystore_names(all_keys(s3), ROOT)
+    names = keystore_names(listed_keys(s3), ROOT)
     assert len(names) == 5, names
     assert (names[0], names[2], names[4]) == ("00000000", "00000001", "names.00000001.encrypted")
     name_key, branch = keyring.parse_index(names[1]), keyring.parse_index(names[3])
@@ -464,7 +453,7 @@ def test_the_keystore_gains_the_mode_entry_and_the_name_key(
     plaintext = kms.decrypt(CiphertextBlob=name_key.wrapped, EncryptionContext=context)["Plaintext"]
     assert plaintext == tool.memory.vault.keystore.name_key().plaintext
     cipher = NameCipher(plaintext, "agent-42")
-    assert sorted(str(MemoryPath(cipher.decode(k[len(ROOT) :].split("/")) or ())) for k in memory_keys(s3)) == (
+    assert sorted(str(MemoryPath(cipher.decode(k[len(ROOT) :].split("/")) or ())) for k in memory_keys(s3, ROOT)) == (
         FINAL_FILES
     )
     with pytest.raises(kms.exceptions.ClientError):
@@ -480,5 +469,5 @@ def test_views_of_a_new_agent_create_no_name_key(
     for _ in range(3):
         ok(tool, command="view", path="/memories")
     assert ok(make_tool(names="encrypted", use_kms=True), command="view", path="/memories").endswith("4.0K\t/memories")
-    assert all_keys(s3) == []
+    assert listed_keys(s3) == []
     assert counter.count("kms") == 0

@@ -12,7 +12,7 @@ from botocore.exceptions import ClientError
 
 from s3memory.memory.intents import INTENTS
 from tests.support import BUCKET, err, ok, without_keystore
-from tests.support.cli import run
+from tests.support.cli import CliClients, run
 
 PREFIX = "agents/agent-42/"
 
@@ -181,25 +181,13 @@ def test_repair_shows_completes_and_abandons(make_tool: Callable[..., Any], s3: 
 
 
 def test_repair_reports_what_it_could_not_complete(
-    make_tool: Callable[..., Any], s3: Any, env: Any, capsys: Any
+    make_tool: Callable[..., Any], s3: Any, env: Any, capsys: Any, cli_clients: CliClients
 ) -> None:
     stuck_rename(make_tool, s3)
-    from s3memory.config import StorageSettings
-
-    build = StorageSettings.clients
-
-    def clients(self: Any, agent_id: Any = None) -> Any:
-        client, kms = build(self, agent_id)
-        client.meta.events.register(
-            "before-call.s3.DeleteObjects",
-            lambda **_: (_ for _ in ()).throw(refuse("AccessDenied", 403, "DeleteObjects")),
-            unique_id="deny",
-        )
-        return client, kms
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(StorageSettings, "clients", clients)
-        code, out, err_text = run(capsys, "repair", "--agent", "agent-42")
+    cli_clients.hook(
+        "before-call.s3.DeleteObjects", lambda **_: (_ for _ in ()).throw(refuse("AccessDenied", 403, "DeleteObjects"))
+    )
+    code, out, err_text = run(capsys, "repair", "--agent", "agent-42")
     assert (code, err_text) == (1, "")
     assert out == (
         "completed 0 interrupted change(s) for agent agent-42\n"

@@ -111,28 +111,6 @@ def killer(s3: Any, kms: Any) -> Killer:
     return Killer(s3, kms)
 
 
-@pytest.fixture
-def new_tool(s3: Any) -> Iterator[Callable[..., S3MemoryTool]]:
-    """A new tool instance (a fresh process as far as recovery is concerned); closed at teardown."""
-    made: list[S3MemoryTool] = []
-
-    def factory(agent: str, keys: Keys | None = None, workers: int = 4) -> S3MemoryTool:
-        tool = S3MemoryTool(
-            bucket=BUCKET,
-            agent_id=agent,
-            keys=keys or LocalKeys(LOCAL_KEY),
-            s3_client=s3,
-            prefix=PREFIX,
-            max_workers=workers,
-        )
-        made.append(tool)
-        return tool
-
-    yield factory
-    for tool in made:
-        tool.close()
-
-
 def _vault(s3: Any, agent: str, keys: Keys | None = None) -> Vault:
     return Vault(ObjectStore(s3, BUCKET), keys or LocalKeys(LOCAL_KEY), agent, PREFIX)
 

@@ -25,12 +25,13 @@ from botocore.config import Config
 from botocore.exceptions import ConnectionClosedError
 from botocore.retries.standard import ExponentialBackoff
 
+import tests.support as shared
 from s3memory import KmsKeys, LocalKeys, S3MemoryTool
 from s3memory.core.paths import parse
 from s3memory.storage.keys import Keys
 from s3memory.storage.store import ObjectStore
 from s3memory.storage.vault import Vault
-from tests.support import LOCAL_KEY, REGION, err, ok
+from tests.support import LOCAL_KEY, REGION, err, is_keystore, memory_keys, ok
 from tests.support.moto_server import CREDENTIALS, new_bucket, s3_client, serialized_moto_server
 
 # Starts its own moto (server or in-process): nothing to gain from running it against an endpoint.
@@ -38,7 +39,7 @@ pytestmark = pytest.mark.moto_only
 
 PREFIX = "agents/"
 AGENT = "agent-7"
-KEYSTORE = ".s3memory/keys/"  # an agent's branch keys, relative to its root: made by its first write
+ROOT = f"{PREFIX}{AGENT}/"
 MAX_ATTEMPTS = 10  # botocore's `retries.max_attempts` counts retries: 1 + 10 attempts in all
 ATTEMPTS = MAX_ATTEMPTS + 1
 S3_FAULTS = {
@@ -151,23 +152,9 @@ def snapshot(client: Any, bucket: str) -> dict[str, tuple[str, bytes, dict[str, 
     return out
 
 
-def memory_keys(keys: Iterable[str]) -> list[str]:
-    """The given object keys relative to the agent's root, sorted, without its keystore."""
-    relative = (k.split("/", 2)[2] for k in keys)
-    return sorted(rel for rel in relative if not rel.startswith(KEYSTORE))
-
-
-def keystore_keys(keys: Iterable[str]) -> list[str]:
-    """The names in the agent's keystore folder, sorted: generation 1's claim, then its index entry."""
-    relative = (k.split("/", 2)[2] for k in keys)
-    return sorted(rel[len(KEYSTORE) :] for rel in relative if rel.startswith(KEYSTORE))
-
-
 def assert_one_branch_key(keys: Iterable[str]) -> None:
-    names = keystore_keys(keys)
-    assert len(names) == 2, names
-    assert names[0] == "00000001", names
-    assert names[1].startswith("00000001-"), names
+    """The agent's keystore holds generation 1's claim and its index entry, nothing else."""
+    shared.assert_one_branch_key(keys, ROOT)
 
 
 def make_tool(client: Any, bucket: str, keys: Keys | None = None, agent: str = AGENT) -> S3MemoryTool:
@@ -228,7 +215,7 @@ def test_commands_succeed_through_transient_s3_faults(server_url, backoff):
     stored = Vault(ObjectStore(clean_client, bucket), LocalKeys(LOCAL_KEY), AGENT, PREFIX)
     assert stored.read(parse("/memories/archive/notes.md"))[0] == "# Notes\n- first, edited\n- second\n"
     stored_keys = snapshot(clean_client, bucket)
-    assert memory_keys(stored_keys) == ["archive/notes.md", "notes.md"]
+    assert memory_keys(stored_keys, "") == [ROOT + "archive/notes.md", ROOT + "notes.md"]
     assert_one_branch_key(stored_keys)  # the first create made it, through the faults too
     print(
         f"\n[faults] S3: {injector.total_calls} calls, {injector.attempts} attempts, {faults} injected faults "
@@ -326,16 +313,16 @@ def test_directory_delete_failing_midway_is_completed_by_the_next_command(server
             f"Error: Memory storage is unavailable right now ({code}) while changing /memories/dir. "
             "No file was lost; the unfinished change will be completed by the next command. Try again."
         )
-        keys = memory_keys(snapshot(s3_client(server_url), bucket))
-        assert keys[0].startswith(".s3memory/intents/")  # the record of the unfinished delete
-        assert keys[1:] == ["a.txt", "dir/b.txt", "dir/c.txt"]  # nothing deleted yet, nothing lost
+        keys = sorted(key for key in snapshot(s3_client(server_url), bucket) if not is_keystore(key))
+        assert keys[0].startswith(ROOT + ".s3memory/intents/")  # the record of the unfinished delete
+        assert keys[1:] == [ROOT + "a.txt", ROOT + "dir/b.txt", ROOT + "dir/c.txt"]  # nothing deleted yet, nothing lost
         injector.plan = lambda attempt, op, call: None  # storage is back
         assert ok(tool, command="view", path="/memories") == (
             "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and "
             "node_modules:\n4.0K\t/memories\n8B\t/memories/a.txt"
         )
     stored_keys = snapshot(s3_client(server_url), bucket)
-    assert memory_keys(stored_keys) == ["a.txt"]
+    assert memory_keys(stored_keys, "") == [ROOT + "a.txt"]
     assert_one_branch_key(stored_keys)  # deleting files never touches the keystore
 
 
@@ -482,7 +469,7 @@ def test_directory_rename_survives_a_lost_answer_at_each_step_kind(local_s3, bac
         )
     assert lose.lost == 1
     keys = [obj["Key"] for obj in local_s3.list_objects_v2(Bucket="s3memory-lost-answers")["Contents"]]
-    assert memory_keys(keys) == [f"dst/{name}.md" for name in ("a", "b", "c")]
+    assert memory_keys(keys, "") == [f"{ROOT}dst/{name}.md" for name in ("a", "b", "c")]
     assert_one_branch_key(keys)
     assert [_local_text(local_s3, f"/memories/dst/{n}.md") for n in ("a", "b", "c")] == ["a", "b", "c"]
 
@@ -516,6 +503,6 @@ def test_first_write_whose_keystore_answer_was_lost_still_creates(local_s3, back
     assert lose.lost == 1
     assert lose.calls["PutObject"] == 3  # claim, index entry, file: each once (the lost one retried inside)
     keys = [obj["Key"] for obj in local_s3.list_objects_v2(Bucket="s3memory-lost-answers")["Contents"]]
-    assert memory_keys(keys) == ["n.md"]
+    assert memory_keys(keys, "") == [ROOT + "n.md"]
     assert_one_branch_key(keys)
     assert _local_text(local_s3, "/memories/n.md") == "mine\n"

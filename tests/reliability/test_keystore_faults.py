@@ -29,7 +29,7 @@ from s3memory.storage.kms import KmsKeys
 from s3memory.storage.store import ObjectStore
 from s3memory.storage.vault import Vault
 from tests.reliability.test_crash import Crash, Killer
-from tests.support import BUCKET, LOCAL_KEY, ok
+from tests.support import BUCKET, LOCAL_KEY, branch_of, ok
 from tests.support.endpoint import ENDPOINT
 from tests.support.legacy import put_format1
 from tests.support.views import NoProgress
@@ -43,31 +43,10 @@ def killer(s3: Any, kms: Any) -> Killer:
     return Killer(s3, kms)
 
 
-@pytest.fixture
-def new_tool(s3: Any) -> Iterator[Callable[..., S3MemoryTool]]:
-    made: list[S3MemoryTool] = []
-
-    def factory(agent: str, keys: Any = None) -> S3MemoryTool:
-        tool = S3MemoryTool(
-            bucket=BUCKET, agent_id=agent, keys=keys or LocalKeys(LOCAL_KEY), s3_client=s3, prefix=PREFIX,
-            max_workers=2,
-        )  # fmt: skip
-        made.append(tool)
-        return tool
-
-    yield factory
-    for tool in made:
-        tool.close()
-
-
 def claims(s3: Any, agent: str) -> list[str]:
     folder = f"{PREFIX}{agent}/.s3memory/keys/"
     names = [o["Key"][len(folder) :] for o in s3.list_objects_v2(Bucket=BUCKET, Prefix=folder).get("Contents", [])]
     return [n for n in names if keyring.parse_index(n) is None]
-
-
-def branch_of(s3: Any, key: str) -> str:
-    return Header.from_metadata(s3.head_object(Bucket=BUCKET, Key=key)["Metadata"]).branch_id
 
 
 def run_command(tool: S3MemoryTool, **command: Any) -> str:
@@ -104,7 +83,7 @@ def test_first_write_of_a_new_agent_at_every_call(
     killer: Killer, new_tool: Callable[..., S3MemoryTool], s3: Any, kms: Any, kms_key: str, persistent: bool
 ) -> None:
     def first_write(agent: str) -> Callable[[], object]:
-        tool = new_tool(agent, KmsKeys(kms_key, kms_client=kms))
+        tool = new_tool(agent, KmsKeys(kms_key, kms_client=kms), workers=2)
         return lambda: tool.call({"command": "create", "path": "/memories/a.md", "file_text": "first\n"})
 
     total = calls_of(killer, first_write("clean"))
@@ -116,7 +95,7 @@ def test_first_write_of_a_new_agent_at_every_call(
     for k in range(1, total + 1):
         agent = f"first-{k}-{int(persistent)}"
         completed = run_with_fault(killer, k, first_write(agent), persistent=persistent)
-        after = new_tool(agent, KmsKeys(kms_key, kms_client=kms))
+        after = new_tool(agent, KmsKeys(kms_key, kms_client=kms), workers=2)
         if completed:
             assert ok(after, command="view", path="/memories/a.md").endswith("1\tfirst")
         else:  # the create did not happen, or did: either way the next process can finish the job
@@ -137,7 +116,7 @@ def test_rotation_crash_at_every_call_keeps_every_object_readable(
     killer: Killer, new_tool: Callable[..., S3MemoryTool], s3: Any
 ) -> None:
     def rotation(agent: str) -> Callable[[], object]:
-        ok(new_tool(agent), command="create", path="/memories/old.md", file_text="old\n")
+        ok(new_tool(agent, workers=2), command="create", path="/memories/old.md", file_text="old\n")
         vault = Vault(ObjectStore(s3, BUCKET), LocalKeys(LOCAL_KEY), agent, PREFIX)
         return vault.keystore.rotate
 
@@ -146,10 +125,10 @@ def test_rotation_crash_at_every_call_keeps_every_object_readable(
     for k in range(1, total + 1):
         agent = f"rot-{k}"
         run_with_fault(killer, k, rotation(agent), persistent=True)
-        after = new_tool(agent)
+        after = new_tool(agent, workers=2)
         ok(after, command="create", path="/memories/new.md", file_text="new\n")
         assert ok(after, command="view", path="/memories/old.md").endswith("1\told")
-        assert ok(new_tool(agent), command="view", path="/memories/new.md").endswith("1\tnew")
+        assert ok(new_tool(agent, workers=2), command="view", path="/memories/new.md").endswith("1\tnew")
         expected = ["00000001"] if k <= 2 else ["00000001", "00000002"]
         assert claims(s3, agent) == expected, k
         assert keyring.generation_of(branch_of(s3, f"{PREFIX}{agent}/new.md")) == len(expected)
@@ -161,7 +140,7 @@ FILES = {"a.md": "alpha\n", "d/b.md": "beta\n", "legacy.md": "from 0.1\n"}
 
 
 def _seed_for_reseal(s3: Any, agent: str, new_tool: Callable[..., S3MemoryTool]) -> Vault:
-    tool = new_tool(agent)
+    tool = new_tool(agent, workers=2)
     ok(tool, command="create", path="/memories/a.md", file_text=FILES["a.md"])
     ok(tool, command="create", path="/memories/d/b.md", file_text=FILES["d/b.md"])
     keys = LocalKeys(LOCAL_KEY)
@@ -192,7 +171,7 @@ def test_reseal_fault_at_every_call_then_again_completes(
         agent = f"rs-{k}-{int(persistent)}"
         vault = _seed_for_reseal(s3, agent, new_tool)
         run_with_fault(killer, k, resealing(vault), persistent=persistent)
-        reader = new_tool(agent)
+        reader = new_tool(agent, workers=2)
         for rel, text in FILES.items():  # every object readable whatever was resealed
             assert ok(reader, command="view", path=f"/memories/{rel}").endswith("1\t" + text.rstrip("\n")), (k, rel)
         fresh = Vault(ObjectStore(s3, BUCKET), LocalKeys(LOCAL_KEY), agent, PREFIX)
@@ -211,7 +190,7 @@ def test_shred_crash_at_every_call_then_again_leaves_nothing(
     killer: Killer, new_tool: Callable[..., S3MemoryTool], s3: Any
 ) -> None:
     def shredding(agent: str) -> Callable[[], object]:
-        tool = new_tool(agent)
+        tool = new_tool(agent, workers=2)
         ok(tool, command="create", path="/memories/a.md", file_text="a\n")
         ok(tool, command="create", path="/memories/d/b.md", file_text="b\n")
         store, space = AdminStore(s3, BUCKET), AgentKeyspace(PREFIX, agent)

@@ -24,7 +24,7 @@ from s3memory import LocalKeys, S3MemoryTool
 from s3memory.core.paths import parse
 from s3memory.storage.store import ObjectInfo, ObjectStore
 from s3memory.storage.vault import Vault
-from tests.support import LOCAL_KEY
+from tests.support import LOCAL_KEY, memory_tool
 from tests.support.moto_server import new_bucket, s3_client, serialized_moto_server
 
 # Starts its own moto (server or in-process): nothing to gain from running it against an endpoint.
@@ -64,12 +64,6 @@ class Meter:
         if http_response is not None and http_response.status_code == 412:
             with self._lock:
                 self.lost_conditions += 1
-
-
-def new_tool(client: Any, bucket: str, agent: str) -> S3MemoryTool:
-    return S3MemoryTool(
-        bucket=bucket, agent_id=agent, keys=LocalKeys(LOCAL_KEY), s3_client=client, prefix=PREFIX, max_workers=4
-    )
 
 
 def call(tool: S3MemoryTool, **command: Any) -> tuple[bool, str]:
@@ -124,7 +118,7 @@ def work(url: str, bucket: str, agent: str, worker: int, rounds: int, start: Cal
     meter = Meter(client)
     stats: Counter[str] = Counter()
     creates: dict[int, tuple[bool, str]] = {}
-    with new_tool(client, bucket, agent) as tool:
+    with memory_tool(client, agent, bucket=bucket) as tool:
         start()
         for i in range(rounds):
             assert edit_until_done(
@@ -163,7 +157,7 @@ def work(url: str, bucket: str, agent: str, worker: int, rounds: int, start: Cal
 
 
 def seed(url: str, bucket: str, agent: str, workers: int, rounds: int) -> None:
-    with new_tool(s3_client(url), bucket, agent) as tool:
+    with memory_tool(s3_client(url), agent, bucket=bucket) as tool:
         assert call(tool, command="create", path=LOG, file_text="header\n")[0]
         tokens = "".join(f"{token(w, i)}\n" for w in range(workers) for i in range(rounds))
         assert call(tool, command="create", path=TOKENS, file_text=tokens)[0]
@@ -350,7 +344,10 @@ def test_two_concurrent_renames_of_one_directory_move_every_file_once(server_url
         client_b, client_c = s3_client(server_url), s3_client(server_url)
         bucket = new_bucket(server_url)
         vault = _seed_dir(client_b, bucket, agent)
-        with new_tool(client_b, bucket, agent) as tool_b, new_tool(client_c, bucket, agent) as tool_c:
+        with (
+            memory_tool(client_b, agent, bucket=bucket) as tool_b,
+            memory_tool(client_c, agent, bucket=bucket) as tool_c,
+        ):
             results = _race(
                 lambda t=tool_b: call(t, command="rename", old_path="/memories/A", new_path="/memories/B"),
                 lambda t=tool_c: call(t, command="rename", old_path="/memories/A", new_path="/memories/C"),
@@ -374,7 +371,10 @@ def test_rename_racing_a_create_into_the_source_directory(server_url):
         client_r, client_c = s3_client(server_url), s3_client(server_url)
         bucket = new_bucket(server_url)
         vault = _seed_dir(client_r, bucket, agent)
-        with new_tool(client_r, bucket, agent) as renamer, new_tool(client_c, bucket, agent) as creator:
+        with (
+            memory_tool(client_r, agent, bucket=bucket) as renamer,
+            memory_tool(client_c, agent, bucket=bucket) as creator,
+        ):
             renamed, created = _race(
                 lambda: call(renamer, command="rename", old_path="/memories/A", new_path="/memories/B"),
                 lambda: call(creator, command="create", path="/memories/A/new.md", file_text="late\n"),
@@ -399,7 +399,10 @@ def test_rename_racing_a_create_into_the_destination(server_url):
         client_r, client_c = s3_client(server_url), s3_client(server_url)
         bucket = new_bucket(server_url)
         vault = _seed_dir(client_r, bucket, agent)
-        with new_tool(client_r, bucket, agent) as renamer, new_tool(client_c, bucket, agent) as creator:
+        with (
+            memory_tool(client_r, agent, bucket=bucket) as renamer,
+            memory_tool(client_c, agent, bucket=bucket) as creator,
+        ):
             renamed, created = _race(
                 lambda: call(renamer, command="rename", old_path="/memories/A", new_path="/memories/B"),
                 lambda: call(creator, command="create", path="/memories/B/a.txt", file_text="theirs\n"),
@@ -439,7 +442,10 @@ def test_renames_of_nested_directories_lose_nothing(server_url):
         client_a, client_s = s3_client(server_url), s3_client(server_url)
         bucket = new_bucket(server_url)
         vault = _seed_dir(client_a, bucket, agent)
-        with new_tool(client_a, bucket, agent) as outer, new_tool(client_s, bucket, agent) as inner:
+        with (
+            memory_tool(client_a, agent, bucket=bucket) as outer,
+            memory_tool(client_s, agent, bucket=bucket) as inner,
+        ):
             results = _race(
                 lambda: call(outer, command="rename", old_path="/memories/A", new_path="/memories/B"),
                 lambda: call(inner, command="rename", old_path="/memories/A/sub", new_path="/memories/C"),
@@ -474,7 +480,7 @@ def test_contention_on_one_file_backs_off_and_loses_nothing(server_url):
     workers, rounds, path = 8, 12, "/memories/contended.md"
     bucket = new_bucket(server_url)
     agent = "contention"
-    seed_tool = new_tool(s3_client(server_url), bucket, agent)
+    seed_tool = memory_tool(s3_client(server_url), agent, bucket=bucket)
     assert call(seed_tool, command="create", path=path, file_text="start\n")[0]
     seed_tool.close()
     barrier = threading.Barrier(workers, timeout=30)
@@ -482,7 +488,7 @@ def test_contention_on_one_file_backs_off_and_loses_nothing(server_url):
     lock = threading.Lock()
 
     def writer(worker: int) -> None:
-        tool = new_tool(s3_client(server_url), bucket, agent)
+        tool = memory_tool(s3_client(server_url), agent, bucket=bucket)
         barrier.wait()
         for i in range(rounds):
             line = f"w{worker}-i{i}"
@@ -500,7 +506,7 @@ def test_contention_on_one_file_backs_off_and_loses_nothing(server_url):
     elapsed = time.monotonic() - started
     gave_up = [line for line, done, text in outcomes if not done]
     assert all(text == busy(path) for _, done, text in outcomes if not done)
-    final = new_tool(s3_client(server_url), bucket, agent)
+    final = memory_tool(s3_client(server_url), agent, bucket=bucket)
     stored = call(final, command="view", path=path)[1].split("\n")[1:]
     final.close()
     lines = [row.split("\t", 1)[1] for row in stored]

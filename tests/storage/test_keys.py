@@ -23,7 +23,7 @@ from s3memory import KmsKeys, LocalKeys
 from s3memory.core import keyring
 from s3memory.errors import IntegrityError
 from s3memory.storage.keys import Keys
-from tests.support import BUCKET, LOCAL_KEY, CallCounter, err, ok
+from tests.support import BUCKET, LOCAL_KEY, CallCounter, branch_of, err, ok
 from tests.support.legacy import data_key
 from tests.support.legacy import put_format1 as put_legacy
 
@@ -43,14 +43,6 @@ def kms_ops(counter: CallCounter) -> dict[str, int]:
 def wrapped_key_of(s3: Any, key: str) -> str:
     """The wrapped data key in a format-1 object's header (base64)."""
     return str(s3.head_object(Bucket=BUCKET, Key=key)["Metadata"]["s3m-wk"])
-
-
-def branch_of(s3: Any, key: str) -> str:
-    """The branch key id a format-2 object's header names."""
-    metadata = s3.head_object(Bucket=BUCKET, Key=key)["Metadata"]
-    assert metadata["s3m-v"] == "2"
-    assert "s3m-wk" not in metadata
-    return str(metadata["s3m-bk"])
 
 
 def keystore_of(s3: Any, agent: str = "agent-42") -> list[str]:

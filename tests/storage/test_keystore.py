@@ -16,16 +16,12 @@ from s3memory.storage.keyspace import AgentKeyspace
 from s3memory.storage.keystore import Keystore
 from s3memory.storage.kms import KmsKeys
 from s3memory.storage.store import ObjectStore
-from tests.support import BUCKET, LOCAL_KEY, CallCounter, err, ok
+from tests.support import BUCKET, LOCAL_KEY, CallCounter, err, keystore_keys, ok
 
 AGENT = "agent-42"
-FOLDER = f"agents/{AGENT}/.s3memory/keys/"
+ROOT = f"agents/{AGENT}/"
+FOLDER = ROOT + ".s3memory/keys/"
 INTEGRITY = "Error: The file /memories/a.md failed its integrity check and cannot be read"
-
-
-def keystore_keys(s3: Any, bucket: str = BUCKET, folder: str = FOLDER) -> list[str]:
-    resp = s3.list_objects_v2(Bucket=bucket, Prefix=folder)
-    return [o["Key"][len(folder) :] for o in resp.get("Contents", [])]
 
 
 def header_of(s3: Any, key: str) -> Header:
@@ -34,7 +30,7 @@ def header_of(s3: Any, key: str) -> Header:
 
 def test_first_write_creates_generation_one_and_the_object_names_it(tool: S3MemoryTool, s3: Any) -> None:
     ok(tool, command="create", path="/memories/a.md", file_text="hello")
-    names = keystore_keys(s3)
+    names = keystore_keys(s3, ROOT)
     assert len(names) == 2
     assert names[0] == "00000001"
     record = keyring.parse_index(names[1])
@@ -113,7 +109,7 @@ def test_concurrent_first_writers_converge_on_one_key(
     for t in threads:
         t.join()
     assert errors == []
-    names = keystore_keys(s3)
+    names = keystore_keys(s3, ROOT)
     assert [n for n in names if keyring.parse_index(n)] == names[1:]
     assert names[0] == "00000001"
     assert len(names) == 2  # one claim, one index entry: one key
@@ -138,7 +134,7 @@ def test_rotation_on_schedule_and_old_objects_stay_readable(make_tool: Callable[
     ok(tool, command="create", path="/memories/new.md", file_text="new")
     old, new = header_of(s3, f"agents/{AGENT}/old.md"), header_of(s3, f"agents/{AGENT}/new.md")
     assert (keyring.generation_of(old.branch_id), keyring.generation_of(new.branch_id)) == (1, 2)
-    assert sorted(n for n in keystore_keys(s3) if keyring.parse_index(n) is None) == ["00000001", "00000002"]
+    assert sorted(n for n in keystore_keys(s3, ROOT) if keyring.parse_index(n) is None) == ["00000001", "00000002"]
     fresh = make_tool(keys=LocalKeys(LOCAL_KEY))
     assert ok(fresh, command="view", path="/memories/old.md").endswith("1\told")
     assert ok(fresh, command="view", path="/memories/new.md").endswith("1\tnew")
@@ -148,13 +144,13 @@ def test_claim_without_index_entry_is_read_once_and_healed(
     make_tool: Callable[..., S3MemoryTool], s3: Any, counter: CallCounter
 ) -> None:
     ok(make_tool(), command="create", path="/memories/a.md", file_text="a")
-    index = next(n for n in keystore_keys(s3) if keyring.parse_index(n))
+    index = next(n for n in keystore_keys(s3, ROOT) if keyring.parse_index(n))
     s3.delete_object(Bucket=BUCKET, Key=FOLDER + index)  # as if the writer stopped after its claim
     counter.reset()
     reader = make_tool()
     assert ok(reader, command="view", path="/memories/a.md").endswith("1\ta")
     assert counter.by_op() == {"s3:ListObjectsV2": 1, "s3:GetObject": 2, "s3:PutObject": 1}
-    assert index in keystore_keys(s3)
+    assert index in keystore_keys(s3, ROOT)
     counter.reset()
     assert ok(reader, command="view", path="/memories/a.md").endswith("1\ta")
     assert counter.by_op() == {"s3:GetObject": 1}  # the claim was read once, not at every command
@@ -174,8 +170,8 @@ def test_keystore_in_its_own_bucket(
 ) -> None:
     tool = make_tool(keystore_bucket=keystore_bucket)
     ok(tool, command="create", path="/memories/a.md", file_text="a")
-    assert keystore_keys(s3) == []
-    assert keystore_keys(s3, keystore_bucket)[0] == "00000001"
+    assert keystore_keys(s3, ROOT) == []
+    assert keystore_keys(s3, ROOT, bucket=keystore_bucket)[0] == "00000001"
     counter.reset()
     reader = make_tool(keystore_bucket=keystore_bucket)
     assert ok(reader, command="view", path="/memories/a.md").endswith("1\ta")
@@ -216,8 +212,8 @@ def test_a_tool_with_another_key_source_refuses_to_write(make_tool: Callable[...
         "Error: The encryption key cannot be used (BranchKeyOfAnotherKeySource); nothing was changed. "
         "An operator must fix the key configuration."
     )
-    assert keystore_keys(s3)[0] == "00000001"
-    assert len(keystore_keys(s3)) == 2  # it minted no key of its own
+    assert keystore_keys(s3, ROOT)[0] == "00000001"
+    assert len(keystore_keys(s3, ROOT)) == 2  # it minted no key of its own
 
 
 def test_a_keystore_without_a_key_source_reads_listings_and_refuses_keys(tool: S3MemoryTool, s3: Any) -> None:
@@ -225,7 +221,7 @@ def test_a_keystore_without_a_key_source_reads_listings_and_refuses_keys(tool: S
     from s3memory.errors import KeyMisconfigured
 
     ok(tool, command="create", path="/memories/a.md", file_text="a")
-    before = keystore_keys(s3)
+    before = keystore_keys(s3, ROOT)
     reader = Keystore(ObjectStore(s3, BUCKET), None, AgentKeyspace("agents/", AGENT))
     ring = reader.ring()
     assert ring.active_generation == 1
@@ -234,7 +230,7 @@ def test_a_keystore_without_a_key_source_reads_listings_and_refuses_keys(tool: S
     for refused in (reader.active, reader.rotate, lambda: reader.unwrap(record)):
         with pytest.raises(KeyMisconfigured):
             refused()
-    assert keystore_keys(s3) == before  # nothing was written
+    assert keystore_keys(s3, ROOT) == before  # nothing was written
 
 
 def test_a_keystore_uses_the_caches_it_is_given(tool: S3MemoryTool, s3: Any) -> None:

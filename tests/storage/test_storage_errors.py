@@ -17,10 +17,10 @@ from botocore.exceptions import ClientError, EndpointConnectionError, ReadTimeou
 from s3memory import LocalKeys, S3MemoryTool
 from s3memory.errors import NotFound
 from s3memory.storage.errors_table import call, error_code, http_status
-from tests.support import BUCKET, LOCAL_KEY, err, ok
+from tests.support import BUCKET, LOCAL_KEY, assert_one_branch_key, err, is_keystore, listed_keys, ok
 
 TEXT = "alpha\nbeta\n"
-KEYSTORE = "agents/agent-42/.s3memory/keys/"  # the agent's branch keys, made by its first write
+ROOT = "agents/agent-42/"  # the agent's root; its keystore (branch keys) is made by its first write
 
 
 def slow_down(operation: str = "PutObject") -> ClientError:
@@ -68,15 +68,12 @@ def bucket_state(s3: Any) -> list[tuple[str, str]]:
     return [(o["Key"], o["ETag"]) for o in s3.list_objects_v2(Bucket=BUCKET).get("Contents", [])]
 
 
-def memory_keys(s3: Any) -> list[str]:
-    """The bucket's keys but the agent's keystore, after checking that the keystore holds exactly its
-    one branch key (claim and index entry, made by the first write): no command here touches it."""
-    keys = [k for k, _ in bucket_state(s3)]
-    keystore = [k[len(KEYSTORE) :] for k in keys if k.startswith(KEYSTORE)]
-    assert len(keystore) == 2, keystore
-    assert keystore[0] == "00000001", keystore
-    assert keystore[1].startswith("00000001-"), keystore
-    return [k for k in keys if not k.startswith(KEYSTORE)]
+def files_and_records(s3: Any) -> list[str]:
+    """The bucket's keys but the agent's keystore (intent records included), after checking that
+    the keystore holds exactly its one branch key, made by the first write: no command here touches it."""
+    keys = listed_keys(s3)
+    assert_one_branch_key(keys, ROOT)
+    return [k for k in keys if not is_keystore(k)]
 
 
 def assert_clean(message: str) -> None:
@@ -267,7 +264,7 @@ def test_directory_delete_interrupted_then_completed(ready: Any, s3: Any, make_t
         "4.0K\t/memories\n"
         "11B\t/memories/a.md"
     )
-    assert memory_keys(s3) == ["agents/agent-42/a.md"]
+    assert files_and_records(s3) == ["agents/agent-42/a.md"]
 
 
 def test_directory_rename_interrupted_then_completed(ready: Any, s3: Any, make_tool: Callable[..., Any]) -> None:
@@ -279,7 +276,7 @@ def test_directory_rename_interrupted_then_completed(ready: Any, s3: Any, make_t
     fresh = make_tool()
     assert ok(fresh, command="view", path="/memories/e/x.md").endswith("1\tx")
     assert ok(fresh, command="view", path="/memories/e/y.md").endswith("1\ty")
-    assert memory_keys(s3) == [
+    assert files_and_records(s3) == [
         "agents/agent-42/a.md",
         "agents/agent-42/e/x.md",
         "agents/agent-42/e/y.md",
@@ -317,7 +314,7 @@ def test_failure_while_completing_an_interrupted_change(ready: Any, s3: Any, mak
     assert ok(tool, command="create", path="/memories/d/new.md", file_text="x") == (
         "File created successfully at: /memories/d/new.md"
     )
-    assert memory_keys(s3) == ["agents/agent-42/a.md", "agents/agent-42/d/new.md"]
+    assert files_and_records(s3) == ["agents/agent-42/a.md", "agents/agent-42/d/new.md"]
 
 
 def test_file_rename_undone_when_the_source_delete_fails(ready: Any, s3: Any) -> None:

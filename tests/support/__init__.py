@@ -13,7 +13,10 @@ from anthropic.lib.tools import ToolError
 
 from s3memory.core import keyring
 
-BUCKET = os.environ.get("S3MEMORY_TEST_BUCKET") or "s3memory-test-bucket"
+# The scratch bucket; under pytest-xdist one per worker (`-gw0`, `-gw1`, ...), so that workers
+# running against one endpoint never share a bucket (each worker runs its tests one at a time).
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+BUCKET = (os.environ.get("S3MEMORY_TEST_BUCKET") or "s3memory-test-bucket") + (f"-{_WORKER}" if _WORKER else "")
 REGION = "us-east-1"
 LOCAL_KEY = bytes(range(32))
 # Every agent's keystore (format 2): `{prefix}{agent}/.s3memory/keys/`, created by its first write
@@ -29,9 +32,54 @@ def is_keystore(key: str, root: str = "") -> bool:
     return "/" + KEYSTORE_FOLDER in key
 
 
-def listed_keys(s3: Any, bucket: str = BUCKET) -> list[str]:
-    """Every key in `bucket`, in listing order (one page: enough for the tests' few objects)."""
-    return [obj["Key"] for obj in s3.list_objects_v2(Bucket=bucket).get("Contents", [])]
+def listed_keys(s3: Any, bucket: str = BUCKET, prefix: str = "") -> list[str]:
+    """Every key in `bucket` under `prefix`, all pages, in listing order."""
+    pages = s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
+    return [obj["Key"] for page in pages for obj in page.get("Contents", [])]
+
+
+def memory_keys(source: Any, root: str, *, bucket: str = BUCKET, relative: bool = False) -> list[str]:
+    """The memory files' keys under `root` (an agent's root or the prefix), sorted, without the
+    agents' bookkeeping (`.s3memory/`: keystores, intents). `source`: an S3 client (listed under
+    `root` in `bucket`) or keys already listed. `relative`: each key without `root`."""
+    keys = listed_keys(source, bucket, root) if hasattr(source, "list_objects_v2") else source
+    below = [key[len(root) :] for key in keys if key.startswith(root)]
+    return sorted((rel if relative else root + rel) for rel in below if "/.s3memory/" not in "/" + rel)
+
+
+def keystore_keys(s3: Any, root: str, *, bucket: str = BUCKET) -> list[str]:
+    """The names in the keystore folder of the agent at `root`, listed (sorted: claims before their index entries)."""
+    return keystore_names(listed_keys(s3, bucket, root + KEYSTORE_FOLDER), root)
+
+
+def branch_of(s3: Any, key: str, *, bucket: str = BUCKET) -> str:
+    """The id of the branch key a format-2 object is sealed under (`s3m-bk` in its header)."""
+    metadata = s3.head_object(Bucket=bucket, Key=key)["Metadata"]
+    assert metadata["s3m-v"] == "2", metadata
+    assert "s3m-wk" not in metadata, metadata
+    return str(metadata["s3m-bk"])
+
+
+def enable_versioning(s3: Any, bucket: str = BUCKET) -> None:
+    s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+
+
+def stock(tool: Any, files: dict[str, str]) -> Any:
+    """Create `files` ({"notes.md": text, "d/x.md": text}, under /memories) with `tool`; return it."""
+    for rel, text in files.items():
+        ok(tool, command="create", path=f"/memories/{rel}", file_text=text)
+    return tool
+
+
+def memory_tool(s3: Any, agent: str, *, bucket: str = BUCKET, keys: Any = None, workers: int = 4) -> Any:
+    """A new S3MemoryTool of `agent` under `agents/` (local test key unless `keys`): a fresh process
+    as far as recovery is concerned. The caller closes it (or uses the `new_tool` fixture)."""
+    from s3memory import LocalKeys, S3MemoryTool
+
+    return S3MemoryTool(
+        bucket=bucket, agent_id=agent, keys=keys or LocalKeys(LOCAL_KEY), s3_client=s3, prefix="agents/",
+        max_workers=workers,
+    )  # fmt: skip
 
 
 def without_keystore(keys: Iterable[str]) -> list[str]:

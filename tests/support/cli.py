@@ -1,21 +1,77 @@
-"""Running the `s3memory` CLI in process (`main([...])`) or as a subprocess, in tests."""
+"""Running the `s3memory` CLI in process (`main([...])`) or as a subprocess, in tests.
+
+`run` passes `main` the test's `CliClients` (its `clients=` seam). Building the clients loads
+botocore's service models into a new boto3 session (0.2-0.8 s), so they are built once per
+worker and set of settings and reused by every `main()` call of every test; every request still
+goes to the test's store (moto's backends are reset per test). A test may swap in its own KMS
+client or hook the S3 client the CLI uses (`cli_clients` fixture); its hooks go at teardown.
+"""
 
 from __future__ import annotations
 
 import base64
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from s3memory.cli import main
+from s3memory.config import StorageSettings
 from tests.support import LOCAL_KEY
 
 ROOT = str(Path(__file__).resolve().parents[2])
 LOCAL = base64.b64encode(LOCAL_KEY).decode()
 
+# (every setting that shapes the clients, agent id) -> (s3, kms), for the worker's whole run.
+_BUILT: dict[tuple[object, ...], tuple[Any, Any]] = {}
+
+
+def _shape(settings: StorageSettings, agent_id: str | None) -> tuple[object, ...]:
+    return (
+        settings.profile, settings.region, settings.endpoint_url, settings.agent_role_arn, settings.max_workers,
+        settings.max_attempts, settings.request_checksum_calculation, settings.response_checksum_validation, agent_id,
+    )  # fmt: skip
+
+
+class CliClients:
+    """The `clients` seam of `main` for one test: the worker's shared clients, with the test's hooks."""
+
+    def __init__(self) -> None:
+        self._hooks: list[tuple[str, Callable[..., Any], str]] = []
+        self._used: list[Any] = []  # the S3 clients this test's main() calls got (its hooks are on them)
+        self.kms: Any = None  # when set, the CLI uses this KMS client (e.g. the test's, to see what it sends)
+
+    def hook(self, event: str, handler: Callable[..., Any]) -> None:
+        """Register `handler` on `event` of every S3 client the CLI uses in this test."""
+        hook = (event, handler, f"test-cli-hook-{len(self._hooks)}")
+        self._hooks.append(hook)
+        for s3 in self._used:
+            s3.meta.events.register(event, handler, unique_id=hook[2])
+
+    def __call__(self, settings: StorageSettings, agent_id: str | None) -> tuple[Any, Any]:
+        key = _shape(settings, agent_id)
+        if key not in _BUILT:
+            _BUILT[key] = StorageSettings.clients(settings, agent_id)
+        s3, kms = _BUILT[key]
+        if all(s3 is not used for used in self._used):
+            self._used.append(s3)
+            for event, handler, unique_id in self._hooks:
+                s3.meta.events.register(event, handler, unique_id=unique_id)
+        return s3, self.kms if self.kms is not None else kms
+
+    def close(self) -> None:
+        """Take the test's hooks off the shared clients."""
+        for s3 in self._used:
+            for event, _, unique_id in self._hooks:
+                s3.meta.events.unregister(event, unique_id=unique_id)
+        self._used.clear()
+
+
+CURRENT = [CliClients()]  # the test's (tests/conftest.py gives every test a fresh one)
+
 
 def run(capsys: Any, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
+    code = main(list(argv), clients=CURRENT[0])
     out, err = capsys.readouterr()
     return code, out, err
 

@@ -3,7 +3,9 @@
 Set `S3MEMORY_TEST_ENDPOINT` (e.g. http://127.0.0.1:4566 for MiniStack or LocalStack) to run the
 suite against a real S3 implementation; `S3MEMORY_TEST_BUCKET` names a *scratch* bucket (it is
 created if missing and emptied before and after every test, so never point it at data you
-keep) and `S3MEMORY_TEST_KMS_KEY_ID` a KMS key to use instead of creating one. Tests that only
+keep; under pytest-xdist each worker uses its own, the name with `-gw0`, `-gw1`, ... appended,
+so the run can use several workers) and `S3MEMORY_TEST_KMS_KEY_ID` a KMS key to use instead of
+creating one. Tests that only
 make sense on moto (they patch moto's internals or start moto servers) carry the `moto_only`
 marker and are skipped there.
 """

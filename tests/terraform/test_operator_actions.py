@@ -29,6 +29,7 @@ from moto import mock_aws
 
 from s3memory import KmsKeys, S3MemoryTool
 from s3memory.cli import main
+from tests.support import enable_versioning
 from tests.terraform.deploy import (
     ACCOUNT,
     AGENT_ROLE_NAME,
@@ -83,7 +84,7 @@ def runs() -> Iterator[dict[str, list[Call]]]:
         kms = boto3.client("kms", region_name=REGION)
         s3.create_bucket(Bucket=BUCKET)
         s3.create_bucket(Bucket=KEYSTORE_BUCKET)
-        s3.put_bucket_versioning(Bucket=BUCKET, VersioningConfiguration={"Status": "Enabled"})
+        enable_versioning(s3, BUCKET)
         key_arn = kms.create_key(Description="s3memory data keys")["KeyMetadata"]["Arn"]
 
         def tool() -> S3MemoryTool:

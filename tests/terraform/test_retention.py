@@ -26,6 +26,7 @@ import pytest
 from moto import mock_aws
 
 from s3memory import LocalKeys, S3MemoryTool
+from tests.support import enable_versioning
 from tests.terraform.deploy import (
     ACCOUNT,
     AGENT_ROLE_ARN,
@@ -79,7 +80,7 @@ def _seed(s3: Any, patch: pytest.MonkeyPatch) -> None:
     a local master key stands in for KMS (prune decrypts nothing, so no key is ever asked for)."""
     s3.create_bucket(Bucket=BUCKET)
     s3.create_bucket(Bucket=KEYSTORE_BUCKET)
-    s3.put_bucket_versioning(Bucket=BUCKET, VersioningConfiguration={"Status": "Enabled"})
+    enable_versioning(s3, BUCKET)
 
     def tool(agent: str) -> S3MemoryTool:
         keys = LocalKeys(bytes(range(32)))
