@@ -35,9 +35,8 @@ def _check_limits(size: int, ttl: float) -> None:
         raise ValueError("key cache limits must be positive")
 
 
-class UnwrapCache:
-    """Unwrapped keys by (agent, provider, wrapped blob): at most `size`, least recently used
-    dropped first, each served for `ttl` seconds after it was unwrapped."""
+class _Bounded:
+    """What both caches share: their bounds, clock, lock and single-flight locks."""
 
     def __init__(
         self, *, size: int = DEFAULT_CACHE_SIZE, ttl: float = DEFAULT_KEY_CACHE_SECONDS, clock: Clock = time.monotonic
@@ -47,8 +46,25 @@ class UnwrapCache:
         self.ttl = ttl
         self._clock = clock
         self._lock = threading.Lock()
-        self._entries: OrderedDict[UnwrapKey, tuple[bytes, float]] = OrderedDict()
         self._flights = [threading.Lock() for _ in range(_STRIPES)]
+        self._empty()
+
+    def _empty(self) -> None:
+        raise NotImplementedError
+
+    def clear(self) -> None:
+        with self._lock:
+            self._empty()
+
+
+class UnwrapCache(_Bounded):
+    """Unwrapped keys by (agent, provider, wrapped blob): at most `size`, least recently used
+    dropped first, each served for `ttl` seconds after it was unwrapped."""
+
+    _entries: OrderedDict[UnwrapKey, tuple[bytes, float]]
+
+    def _empty(self) -> None:
+        self._entries = OrderedDict()
 
     def get(self, key: UnwrapKey) -> bytes | None:
         """The cached plaintext of `key`, if younger than the TTL."""
@@ -84,25 +100,15 @@ class UnwrapCache:
             self.put(key, plaintext, born=born)
             return plaintext
 
-    def clear(self) -> None:
-        with self._lock:
-            self._entries.clear()
 
-
-class RingCache:
+class RingCache(_Bounded):
     """Keystore listings by location (bucket, folder), each served for `ttl` seconds after it was
     stored; at most `size` locations (the oldest stored is dropped first)."""
 
-    def __init__(
-        self, *, size: int = DEFAULT_CACHE_SIZE, ttl: float = DEFAULT_KEY_CACHE_SECONDS, clock: Clock = time.monotonic
-    ) -> None:
-        _check_limits(size, ttl)
-        self.size = size
-        self.ttl = ttl
-        self._clock = clock
-        self._lock = threading.Lock()
-        self._rings: dict[Location, tuple[Ring, float]] = {}
-        self._flights = [threading.Lock() for _ in range(_STRIPES)]
+    _rings: dict[Location, tuple[Ring, float]]
+
+    def _empty(self) -> None:
+        self._rings = {}
 
     def get(self, location: Location) -> Ring | None:
         """The listing last stored for `location`, if younger than the TTL."""
@@ -119,10 +125,6 @@ class RingCache:
     def lock(self, location: Location) -> threading.Lock:
         """The lock of `location`: whoever LISTs it holds it, so the others wait for that listing."""
         return self._flights[hash(location) % _STRIPES]
-
-    def clear(self) -> None:
-        with self._lock:
-            self._rings.clear()
 
 
 @dataclass(frozen=True, eq=False)
