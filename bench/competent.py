@@ -124,4 +124,4 @@ class CompetentMemory(NaiveMemory):
             for key, size in keys
             if "" not in (segments := tuple(key[len(prefix) :].split("/")))
         ]
-        return tree.view_entries(files)
+        return [(e.shown_size, e.name) for e in tree.entries(files)]

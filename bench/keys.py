@@ -30,7 +30,6 @@ from moto import mock_aws  # noqa: E402
 
 from s3memory import S3MemoryTool  # noqa: E402
 from s3memory.admin.branch_keys import rewrap_keys  # noqa: E402
-from s3memory.admin.common import NoProgress  # noqa: E402
 from s3memory.admin.purge import purge  # noqa: E402
 from s3memory.admin.rewrap import rewrap  # noqa: E402
 from s3memory.admin.shred import shred  # noqa: E402
@@ -42,6 +41,7 @@ from s3memory.storage.keystore import Keystore  # noqa: E402
 from s3memory.storage.kms import KmsKeys  # noqa: E402
 from s3memory.storage.vault import Sealed, Vault  # noqa: E402
 from tests.support.legacy import DataKey, data_key, seal_format1  # noqa: E402
+from tests.support.views import NoProgress  # noqa: E402
 
 BUCKET, PREFIX, REGION = "s3memory-bench-keys", "agents/", "us-east-1"
 

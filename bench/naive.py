@@ -238,7 +238,7 @@ class NaiveMemory:
             shown = len(segments) <= tree.DEPTH and all(tree.is_shown(s) for s in segments)
             size = self._head(key) if shown else 0
             files.append((segments, max(0, (size or 0) - TAG)))
-        return tree.view_entries(files)
+        return [(e.shown_size, e.name) for e in tree.entries(files)]
 
 
 def _run(fn: Any) -> Any:
