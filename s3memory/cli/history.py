@@ -18,6 +18,7 @@ from .context import (
     say,
 )
 from .exits import EXIT_FAILED, EXIT_OK, Failed, UsageError
+from .pending import note_pending, pending_of
 from .progress import count
 
 
@@ -42,6 +43,7 @@ def run_history(args: argparse.Namespace) -> int:
         path = vault.parse(args.path) if args.path else None
         report = history(ctx.store, vault, path, ctx.pool)
         moved = migrated_at(vault)
+        note_pending(args.agent, pending_of(vault))
     if moved is not None:
         sys.stderr.write(
             f"note: the file names of agent {args.agent} were converted (s3memory migrate) at "
@@ -88,6 +90,7 @@ def run_show(args: argparse.Namespace) -> int:
             text = show(ctx.store, vault, path, args.version)
         except NotFound:
             raise Failed(f"{path.display} has no version {args.version}; `s3memory history` lists them") from None
+        note_pending(args.agent, pending_of(vault))
     say(render.file_view(path.display, text, None, DEFAULT_MAX_VIEW_CHARS))
     return EXIT_OK
 

@@ -20,6 +20,7 @@ from s3memory.core.paths import escape_for_display
 
 from .context import connect, failed_suffix, print_problems, print_summary, say
 from .exits import EXIT_FAILED, EXIT_OK, Failed, UsageError
+from .pending import note_pending, pending_of
 from .progress import count, summary
 
 _TAR_NAMES = "a name ending in .tar.gz, .tgz or .tar"
@@ -114,6 +115,7 @@ def run_export(args: argparse.Namespace) -> int:
     started = time.monotonic()
     with connect(args) as ctx:
         vault = ctx.vault(args.agent)
+        note_pending(args.agent, pending_of(vault))
         try:
             writer = target.open(force=args.force)
         except OSError as err:

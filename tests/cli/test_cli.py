@@ -308,12 +308,18 @@ def test_cat_missing_is_exit_1_and_invalid_path_exit_2(capsys, stocked):
 # --- agents ----------------------------------------------------------------------------
 
 
+PENDING_NOTE = (
+    "note: agent {agent} has interrupted changes, not completed by this command; "
+    "`s3memory repair --agent {agent} --dry-run` shows them, without --dry-run completes them\n"
+)
+
+
 def test_agents_table_and_json(capsys, stocked, make_tool, s3):
     ok(make_tool("ann2"), command="create", path="/memories/a.md", file_text="12345")
     make_tool("ann2").memory.vault.write(MemoryPath((".s3memory", "intents", "x")), "{}")  # bookkeeping
     s3.put_object(Bucket=BUCKET, Key="agents/not an agent!/x", Body=b"")
     code, out, err = run(capsys, "agents")
-    assert (code, err) == (0, "agents: 1/2\nagents: 2/2\n")
+    assert (code, err) == (0, "agents: 1/2\nagents: 2/2\n" + PENDING_NOTE.format(agent="ann2"))  # the record above
     lines = out.splitlines()
     assert lines[:3] == [
         "AGENT    OBJECTS            BYTES",
