@@ -92,7 +92,8 @@ def test_ls_and_cat_leave_an_interrupted_rename_pending_and_say_so(capsys, inter
     before = _stored(interrupted)
     code, out, err = run(capsys, "ls", "--agent", AGENT)
     assert (code, err) == (0, NOTE)
-    assert "/memories/old/" in out and "/memories/new/" in out  # what is stored now: the half-done rename
+    assert "/memories/old/" in out  # what is stored now: the half-done rename
+    assert "/memories/new/" in out
     assert run(capsys, "ls", "--agent", AGENT, "/memories/new", "--json")[::2] == (0, NOTE)
     assert run(capsys, "cat", "--agent", AGENT, "/memories/old/a.md") == (
         0, "Here's the content of /memories/old/a.md with line numbers:\n     1\ttext of a.md\n", NOTE
