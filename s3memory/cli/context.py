@@ -227,12 +227,20 @@ def can_confirm(args: argparse.Namespace, verb: str) -> None:
         raise UsageError(f"{verb} asks for the agent id to be typed again, but stdin is not a terminal; pass --yes")
 
 
-def confirm(args: argparse.Namespace, verb: str, warning: str) -> None:
-    """Unless --yes: show `warning` and have the agent id typed again; `Failed` if it does not match."""
+def confirm(
+    args: argparse.Namespace, verb: str, warning: str, *, nothing: str = "deleted", bucket: str | None = None
+) -> None:
+    """Unless --yes: show `warning` and have the agent id typed again; `Failed` if it does not match.
+
+    `nothing`: what the cancellation says did not happen ("deleted", or "changed" for a command
+    that rewrites); `bucket`: a command on every agent under the prefix (no --agent) has the
+    bucket's name typed instead."""
     if args.yes:
         return
+    expected, what = (args.agent, "agent id") if args.agent or bucket is None else (bucket, "bucket name")
     sys.stderr.write(warning + "\n")
-    sys.stderr.write(f"Type the agent id ({args.agent}) to confirm: ")
+    sys.stderr.write(f"Type the {what} ({expected}) to confirm: ")
     sys.stderr.flush()
-    if sys.stdin.readline().strip() != args.agent:
-        raise Failed(f"{verb} cancelled: the typed id does not match; nothing was deleted")
+    if sys.stdin.readline().strip() != expected:
+        typed = "id" if what == "agent id" else "name"
+        raise Failed(f"{verb} cancelled: the typed {typed} does not match; nothing was {nothing}")

@@ -132,6 +132,7 @@ def run_restore(args: argparse.Namespace) -> int:
         at = parse_time(args.at)
     except ValueError as err:
         raise UsageError(f"--at: {err}") from None
+    can_confirm(args, "restore")
     started = time.monotonic()
     with connect(args) as ctx:
         if ctx.store.versioning() != "Enabled":
@@ -149,6 +150,13 @@ def run_restore(args: argparse.Namespace) -> int:
                 say(f"would {step.step} {what}")
             print_summary(f"would restore {count(len(steps), 'file')} to {when}")
             return EXIT_OK
+        if not args.yes:  # what it would change first, then the question
+            steps = plan(ctx.store, vault, at, scope)
+            if steps:
+                writes = count(sum(step.step == "write" for step in steps), "file")
+                deletes = count(sum(step.step != "write" for step in steps), "file")
+                confirm(args, "restore", f"This writes {writes} and deletes {deletes} of agent {args.agent} as they "
+                        f"were at {when} (the replaced versions stay in the bucket).", nothing="changed")  # fmt: skip
         progress = ctx.progress("restore")
         report = restore(ctx.store, vault, at, scope, ctx.pool, progress)
         progress.finish()

@@ -156,7 +156,7 @@ def test_a_key_flag_replaces_the_other_key_source_from_the_environment(capsys, e
         (["verify", "--workers", "0"], "argument --workers: must be a whole number from 1 to 256"),
         (
             ["prune", "--agent", "ann", "--older-than", "soon"],
-            "--older-than: invalid age 'soon': use a number followed by d, h or m, e.g. 90d, 12h or 30m "
+            "--older-than: invalid age 'soon': use a number followed by min, h, d or w, e.g. 90d, 2w, 12h or 30min "
             "(a whole number, 1 or more)",
         ),
         (["ls"], "the following arguments are required: --agent"),
@@ -194,7 +194,7 @@ def test_a_missing_bucket_is_a_configuration_error_naming_the_variable(capsys, e
         ["agents"],
         ["ls", "--agent", "ann"],
         ["verify", "--agent", "ann"],
-        ["prune", "--agent", "ann", "--older-than", "1d"],
+        ["prune", "--yes", "--agent", "ann", "--older-than", "1d"],
     ):
         assert run(capsys, *argv) == (2, "", expected), argv
 

@@ -9,16 +9,13 @@ Write requests are counted on the CLI's own clients with a botocore event handle
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 import pytest
 
-from s3memory.config import StorageSettings
 from tests.support import BUCKET, ok
-from tests.support.cli import run
+from tests.support.cli import Writes, count_writes, run
 
-WRITES = ("Put", "Delete", "Copy", "CreateMultipartUpload", "UploadPart", "CompleteMultipartUpload", "Restore")
 AGENT = "agent-42"
 NOTE = (
     f"note: agent {AGENT} has 1 interrupted change (rename /memories/old -> /memories/new), not completed by this "
@@ -34,32 +31,9 @@ class Crash(Exception):
     """Stands for the process dying in the middle of an operation."""
 
 
-class Writes:
-    """Every S3 write request (operation, key or prefix) the CLI's clients send."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.seen: list[tuple[str, str]] = []
-
-    def __call__(self, params: dict[str, Any], model: Any, **_: Any) -> None:
-        if model.name.startswith(WRITES):
-            keys = [o["Key"] for o in params.get("Delete", {}).get("Objects", [])] or [str(params.get("Key", ""))]
-            with self.lock:
-                self.seen.extend((model.name, key) for key in keys)
-
-
 @pytest.fixture
 def writes(monkeypatch: pytest.MonkeyPatch) -> Writes:
-    counter = Writes()
-    build = StorageSettings.clients  # the CLI tests' cached builder (tests/cli/conftest.py)
-
-    def clients(self: StorageSettings, agent_id: str | None = None) -> Any:
-        s3, kms = build(self, agent_id)
-        s3.meta.events.register("before-parameter-build.s3.*", counter, unique_id="count-writes")
-        return s3, kms
-
-    monkeypatch.setattr(StorageSettings, "clients", clients)
-    return counter
+    return count_writes(monkeypatch)
 
 
 @pytest.fixture
