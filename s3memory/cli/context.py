@@ -172,11 +172,20 @@ class Context:
         full = self.full
         return open_vault(self.store, full.keys(self.kms), agent, full.agent_options(), new_agent=full.names)
 
+    def require(self, agent: str, *, versions: bool = False) -> None:
+        """Exit 1 unless something is stored for `agent` (see `agent_check`): a typo creates no agent."""
+        from .agent_check import require_agent
+
+        require_agent(self.store, self.keystore, self.settings.prefix, agent, versions=versions)
+
     def agent_ids(self, agent: str | None) -> list[str]:
-        """`[agent]`, or every agent under the prefix."""
+        """`[agent]` (if something is stored for it), or every agent under the prefix."""
         from s3memory.admin.agents import agent_ids
 
-        return [agent] if agent else agent_ids(self.store, self.settings.prefix)
+        if agent:
+            self.require(agent)
+            return [agent]
+        return agent_ids(self.store, self.settings.prefix)
 
     def progress(self, label: str) -> Progress:
         return Progress(label, sys.stderr, choose_mode(sys.stderr, self.quiet))

@@ -32,6 +32,7 @@ def run_purge(args: argparse.Namespace) -> int:
     can_confirm(args, "purge")
     started = time.monotonic()
     with connect(args, keys=False) as ctx:
+        ctx.require(args.agent, versions=True)
         space = ctx.space(args.agent)
         root = space.root
         where = f"s3://{ctx.settings.bucket}/{root}"
@@ -71,6 +72,7 @@ def run_shred(args: argparse.Namespace) -> int:
     can_confirm(args, "shred")
     started = time.monotonic()
     with connect(args, keys=False) as ctx:
+        ctx.require(args.agent, versions=True)
         space = ctx.space(args.agent)
         keystore = ctx.keystore
         keys_where = f"s3://{keystore.bucket}/{space.keystore_prefix}"
@@ -120,6 +122,7 @@ def run_prune(args: argparse.Namespace) -> int:
     cutoff = datetime.now(timezone.utc) - age
     started = time.monotonic()
     with connect(args, keys=False) as ctx:
+        ctx.require(args.agent)
         progress = ctx.progress("prune")
         space = ctx.space(args.agent)
         if not (args.dry_run or args.yes):  # what it would delete first, then the question

@@ -38,6 +38,7 @@ def run_history(args: argparse.Namespace) -> int:
 
     started = time.monotonic()
     with connect(args) as ctx:
+        ctx.require(args.agent, versions=True)
         _versioning_note(ctx)
         vault = ctx.vault(args.agent)
         path = vault.parse(args.path) if args.path else None
@@ -84,6 +85,7 @@ def run_show(args: argparse.Namespace) -> int:
     from s3memory.errors import NotFound
 
     with connect(args) as ctx:
+        ctx.require(args.agent, versions=True)
         vault = ctx.vault(args.agent)
         path = vault.parse(args.path)
         try:
@@ -102,6 +104,7 @@ def run_redact(args: argparse.Namespace) -> int:
         raise UsageError("redact needs exactly one of --version V or --all-versions")
     can_confirm(args, "redact")
     with connect(args, keys=False) as ctx:
+        ctx.require(args.agent, versions=True)
         space = ctx.space(args.agent, need_names=True)
         path = space.parse(args.path)
         versions = file_versions(ctx.store, space.key(path))
@@ -140,6 +143,7 @@ def run_restore(args: argparse.Namespace) -> int:
                 f"restore needs S3 versioning, which is not enabled for bucket {ctx.settings.bucket}: "
                 "there are no earlier versions to bring back"
             )
+        ctx.require(args.agent, versions=True)
         vault = ctx.vault(args.agent)
         scope = vault.parse(args.path) if args.path else None
         when = at.isoformat()

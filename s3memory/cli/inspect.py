@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import sys
 import time
 from typing import TYPE_CHECKING
 
 from s3memory.core import render
 
+from .agent_check import prefix_note
 from .context import Context, connect, emit_json, failed_suffix, print_problems, print_summary, say
 from .exits import EXIT_FAILED, EXIT_OK
 from .pending import has_pending, note_pending, note_unread, pending_of
@@ -20,8 +23,12 @@ if TYPE_CHECKING:
 def memory_for(ctx: Context, agent: str, *, read_only: bool = True) -> Memory:
     """The tool's command engine for `agent`, without the SDK (no anthropic import). `read_only`
     (inspection): it completes no interrupted change (see `pending`) and records no access."""
+    from s3memory.errors import StorageError
     from s3memory.memory.open import memory_of
 
+    # A storage failure here: the command's own request fails the same way and says so in the tool's words.
+    with contextlib.suppress(StorageError):
+        ctx.require(agent)
     return memory_of(ctx.vault(agent), ctx.full.memory_options(), ctx.pool.executor, read_only=read_only)
 
 
@@ -88,6 +95,8 @@ def run_agents(args: argparse.Namespace) -> int:
         progress.finish()
         spaces = [AgentKeyspace(ctx.settings.prefix, u.agent) for u in usage]
         pending = [s.agent_id for s, f in ctx.pool.completed(lambda s: has_pending(ctx.store, s), spaces) if f.result()]
+        hints = [f.result() for _, f in ctx.pool.completed(lambda a: prefix_note(ctx.store, ctx.settings.prefix, a),
+                                                           [u.agent for u in usage])]  # fmt: skip
     objects, nbytes = sum(u.objects for u in usage), sum(u.bytes for u in usage)
     if args.json:
         emit_json([{"agent": u.agent, "objects": u.objects, "bytes": u.bytes} for u in usage])
@@ -99,6 +108,8 @@ def run_agents(args: argparse.Namespace) -> int:
     seconds = time.monotonic() - started
     line = f"{count(len(usage), 'agent')}, {count(objects, 'object')}, {count(nbytes, 'byte')} in {seconds:.2f} s"
     print_summary(line, args.json)
+    for hint in sorted(h for h in hints if h):
+        sys.stderr.write(hint + "\n")
     note_unread(sorted(pending))
     return EXIT_OK
 

@@ -139,6 +139,7 @@ def run_reseal(args: argparse.Namespace) -> int:
     can_confirm(args, "reseal")
     started = time.monotonic()
     with connect(args) as ctx:
+        ctx.require(args.agent)
         if args.dry_run:
             from s3memory.admin.plans import plan_reseal
 

@@ -18,6 +18,7 @@ def run_migrate(args: argparse.Namespace) -> int:
     can_confirm(args, "migrate")
     started = time.monotonic()
     with connect(args) as ctx:
+        ctx.require(args.agent)
         if args.dry_run:
             from s3memory.admin.plans import plan_migrate
 

@@ -114,6 +114,7 @@ def run_export(args: argparse.Namespace) -> int:
     target = _TarTarget(dest) if is_tarball(dest) else _DirTarget(dest)
     started = time.monotonic()
     with connect(args) as ctx:
+        ctx.require(args.agent)
         vault = ctx.vault(args.agent)
         note_pending(args.agent, pending_of(vault))
         try:

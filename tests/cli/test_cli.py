@@ -61,7 +61,7 @@ import boto3
 with mock_aws():
     boto3.client("s3").create_bucket(Bucket="{BUCKET}")
     args = ["--bucket", "{BUCKET}", "--local-key", "{LOCAL}"]
-    assert main(["ls", "--agent", "ann", *args]) == 0
+    assert main(["ls", "--agent", "ann", *args]) == 1  # agent ann has no objects
     assert main(["cat", "--agent", "ann", "/memories/x", *args]) == 1
     assert main(["verify", *args]) == 0
     assert main(["agents", *args]) == 0

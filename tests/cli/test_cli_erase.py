@@ -142,8 +142,11 @@ def test_purge_asks_for_the_agent_id(capsys, versioned, monkeypatch):
 
 
 def test_purge_of_an_empty_agent(capsys, env):
-    code, out, _ = run(capsys, "purge", "--agent", "nobody", "--yes")
-    assert (code, out) == (0, "nothing is stored under s3://s3memory-test-bucket/agents/nobody/\n")
+    # A typo is not an erasure that worked: exit 1, naming the agent and the prefix (issue 23).
+    assert run(capsys, "purge", "--agent", "nobody", "--yes") == (
+        1, "", "s3memory: error: agent nobody has no objects under s3://s3memory-test-bucket/agents/nobody/ "
+               "(prefix 'agents/'); check --agent and --prefix\n",
+    )  # fmt: skip
 
 
 # --- prune -----------------------------------------------------------------------------
@@ -199,7 +202,8 @@ def test_prune_accepts_only_a_positive_whole_age_with_a_unit(capsys, env, make_t
     ]
 
 
-def test_prune_refuses_an_age_beyond_a_century(capsys, env):
+def test_prune_refuses_an_age_beyond_a_century(capsys, env, make_tool):
+    ok(make_tool("ann"), command="create", path="/memories/a.md", file_text="a")
     assert run(capsys, "prune", "--yes", "--agent", "ann", "--older-than", "999999d") == (
         2, "", "s3memory: error: --older-than: invalid age '999999d': at most 36500d (100 years), e.g. 90d\n"
     )  # fmt: skip

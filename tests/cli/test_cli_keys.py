@@ -148,6 +148,7 @@ def test_rewrap_of_branch_keys_sends_the_source_key_and_resumes(
     assert new_index != old_index
     assert new_index.split(".")[0] == old_index.split(".")[0]  # the same branch key, wrapped anew
     assert requests == [
+        ("ListObjectsV2", "agents/ann/", ""),  # is there an agent ann? (a typo creates none)
         ("ListObjectsV2", KEYS, ""),
         ("PutObject", new_index, "IfNoneMatch"),
         ("PutObject", claim, "IfMatch"),
@@ -163,6 +164,6 @@ def test_rewrap_of_branch_keys_sends_the_source_key_and_resumes(
     assert re.fullmatch(
         rf"rewrapped 0 branch keys in \d+\.\d\d s \(1 already under {new_key}, 1 KMS call\)\nnote: .*\n", out
     )
-    assert requests == [("ListObjectsV2", KEYS, "")]  # nothing written
+    assert requests == [("ListObjectsV2", "agents/ann/", ""), ("ListObjectsV2", KEYS, "")]  # nothing written
     assert sent[:2] == [kms_key, kms_key]
     assert sent[2:] in ([], [new_key])

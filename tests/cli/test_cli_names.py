@@ -606,11 +606,13 @@ def test_rotate_gives_a_new_agent_the_configured_name_mode(
 ) -> None:
     ok(make_tool(PLN), command="create", path="/memories/a.md", file_text="plain")
     monkeypatch.setenv("S3MEMORY_NAMES", "encrypted")
-    assert run(capsys, "rotate", "--agent", "bob")[0] == 0  # bob's first key: bob starts encrypted
+    # bob has nothing stored: rotate creates no agent (a typo must not, issue 23); bob's tools will.
+    assert run(capsys, "rotate", "--agent", "bob")[0] == 1
+    assert keystore(env, "bob") == []
     assert run(capsys, "rotate", "--agent", PLN)[0] == 0  # an agent in a mode stays in it
-    assert keystore(env, "bob")[-1] == "names.00000001.encrypted"
     assert [n[:9] for n in keystore(env, PLN)] == ["00000001", "00000001-", "00000002", "00000002-"]
     ok(make_tool("bob", names="encrypted"), command="create", path="/memories/b.md", file_text="bob")
+    assert keystore(env, "bob")[-1] == "names.00000001.encrypted"
     assert len(memory_keys(env, "bob")) == 1
     assert memory_keys(env, "bob") != ["b.md"]
     assert ok(make_tool(PLN), command="view", path="/memories/a.md").endswith("1\tplain")
