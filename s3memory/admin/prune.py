@@ -15,18 +15,26 @@ from s3memory.storage.store import DELETE_BATCH, ObjectInfo, ObjectStore
 
 from .common import Problem, Tracker, is_folder_marker
 
-_AGE = re.compile(r"([0-9]{1,6})([dhm])")
-_UNITS = {"d": "days", "h": "hours", "m": "minutes"}
+_AGE = re.compile(r"([0-9]{1,6})(min|h|d|w|m)")
+_UNITS = {"min": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 MAX_AGE_DAYS = 36500  # a cutoff further back than this is a typo (and near year 1 it cannot be computed)
 
 
 def parse_age(text: str) -> timedelta:
-    """`90d`, `12h`, `30m` → a positive timedelta of at most MAX_AGE_DAYS; ValueError otherwise."""
+    """`90d`, `2w`, `12h`, `30min` → a positive timedelta of at most MAX_AGE_DAYS; ValueError otherwise.
+
+    `m` alone is refused: `6m` reads as six minutes to some and six months to others."""
     match = _AGE.fullmatch(text.strip())
+    if match and match.group(2) == "m":
+        number = match.group(1)
+        raise ValueError(
+            f"ambiguous age {text!r}: m could mean minutes or months; write {number}min for minutes, "
+            f"or days or weeks for months (e.g. 180d or 26w for six months)"
+        )
     age = timedelta(**{_UNITS[match.group(2)]: int(match.group(1))}) if match else timedelta(0)
     if age <= timedelta(0):  # no unit, a sign, a fraction, or zero
-        example = "e.g. 90d, 12h or 30m (a whole number, 1 or more)"
-        raise ValueError(f"invalid age {text!r}: use a number followed by d, h or m, {example}")
+        example = "e.g. 90d, 2w, 12h or 30min (a whole number, 1 or more)"
+        raise ValueError(f"invalid age {text!r}: use a number followed by min, h, d or w, {example}")
     if age > timedelta(days=MAX_AGE_DAYS):
         raise ValueError(f"invalid age {text!r}: at most {MAX_AGE_DAYS}d (100 years), e.g. 90d")
     return age

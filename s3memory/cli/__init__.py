@@ -178,6 +178,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--agent", type=_agent_id, required=True, help="agent id")
     p.add_argument("source", metavar="FROM_DIR", help="a directory (its memories/ folder if it has one) or a tarball")
     p.add_argument("--overwrite", action="store_true", help="replace files that already exist")
+    p.add_argument("--yes", action="store_true", help="with --overwrite: do not ask for the agent id to be typed again")
     p.add_argument("--dry-run", action="store_true", help="list what would be written; write nothing")
 
     p = _command(sub, "purge", "erase an agent completely: every version and delete marker",
@@ -201,19 +202,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--to-key", required=True, metavar="KEY", help="destination KMS key id, ARN or alias")
     p.add_argument("--agent", type=_agent_id, help="only this agent (default: every agent under the prefix)")
     p.add_argument("--objects", action="store_true", help="also rewrap format-1 objects (one HEAD per object)")
+    p.add_argument("--yes", action="store_true", help="do not ask for the agent id (or, for every agent, the bucket)")
+    p.add_argument("--dry-run", action="store_true", help="list the branch keys it would rewrap; change nothing")
 
     p = _command(sub, "rotate", "make a new branch key active now (older keys stay readable)",
                  "s3memory rotate --agent support-agent-1", ok_failed, [conn])  # fmt: skip
     p.add_argument("--agent", type=_agent_id, help="only this agent (default: every agent under the prefix)")
+    p.add_argument("--dry-run", action="store_true", help="show the key each agent would get; change nothing")
 
     p = _command(sub, "reseal", "re-seal an agent's objects under its active branch key (resumable, conditional)",
                  "s3memory reseal --agent support-agent-1", ok_failed, [conn, bulk])  # fmt: skip
     p.add_argument("--agent", type=_agent_id, required=True, help="agent id")
+    p.add_argument("--yes", action="store_true", help="do not ask for the agent id to be typed again")
+    p.add_argument("--dry-run", action="store_true", help="count the objects it would reseal; change nothing")
 
     p = _command(sub, "migrate", "convert an agent's file names to encrypted or plain (resumable, conditional)",
                  "s3memory migrate --agent support-agent-1 --names encrypted", ok_failed, [conn, bulk])  # fmt: skip
     p.add_argument("--agent", type=_agent_id, required=True, help="agent id")
     p.add_argument("--names", choices=("encrypted", "plain"), required=True, help="how its file names are stored")
+    p.add_argument("--yes", action="store_true", help="do not ask for the agent id to be typed again")
+    p.add_argument("--dry-run", action="store_true", help="list the files it would move; change nothing")
 
     p = _command(sub, "verify", "authenticate every object (header, key, commitment, tag) and report failures",
                  "s3memory verify --agent support-agent-1 --json", ok_failed + " (1: an object failed)",
@@ -243,6 +251,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--at", required=True, metavar="TIME", help="ISO 8601 with Z or an offset")
     p.add_argument("path", nargs="?", help="only this file or directory (default: the whole memory)")
     p.add_argument("--dry-run", action="store_true", help="list what would be written or deleted; change nothing")
+    p.add_argument("--yes", action="store_true", help="do not ask for the agent id to be typed again")
 
     p = _command(sub, "redact", "delete versions of a file for good (one, or all of them)",
                  "s3memory redact --agent support-agent-1 /memories/notes.md --version 3HL4kqtJlcpXroDTDmJ",
@@ -272,9 +281,11 @@ def build_parser() -> argparse.ArgumentParser:
                  [conn, bulk])  # fmt: skip
     p.add_argument("--agent", type=_agent_id, required=True, help="agent id")
     age = p.add_mutually_exclusive_group(required=True)
-    age.add_argument("--older-than", metavar="AGE", help="not modified for AGE, e.g. 90d, 12h or 30m")
+    age.add_argument("--older-than", metavar="AGE",
+                     help="not modified for AGE: a number and min, h, d or w, e.g. 90d, 2w, 12h or 30min")  # fmt: skip
     age.add_argument("--not-accessed-for", metavar="AGE",
                      help="neither modified nor read for AGE (needs S3MEMORY_TRACK_ACCESS on the tools)")  # fmt: skip
+    p.add_argument("--yes", action="store_true", help="do not ask for the agent id to be typed again")
     p.add_argument("--dry-run", action="store_true", help="list what would be deleted; delete nothing")
 
     p = _command(sub, "mcp", "serve an agent's memory as an MCP server (one tool, `memory`; stdio or HTTP)",

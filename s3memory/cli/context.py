@@ -170,11 +170,20 @@ class Context:
         full = self.full
         return open_vault(self.store, full.keys(self.kms), agent, full.agent_options(), new_agent=full.names)
 
+    def require(self, agent: str, *, versions: bool = False) -> None:
+        """Exit 1 unless something is stored for `agent` (see `agent_check`): a typo creates no agent."""
+        from .agent_check import require_agent
+
+        require_agent(self.store, self.keystore, self.settings.prefix, agent, versions=versions)
+
     def agent_ids(self, agent: str | None) -> list[str]:
-        """`[agent]`, or every agent under the prefix."""
+        """`[agent]` (if something is stored for it), or every agent under the prefix."""
         from s3memory.admin.agents import agent_ids
 
-        return [agent] if agent else agent_ids(self.store, self.settings.prefix)
+        if agent:
+            self.require(agent)
+            return [agent]
+        return agent_ids(self.store, self.settings.prefix)
 
     def progress(self, label: str) -> Progress:
         return Progress(label, sys.stderr, choose_mode(sys.stderr, self.quiet))
@@ -231,12 +240,20 @@ def can_confirm(args: argparse.Namespace, verb: str) -> None:
         raise UsageError(f"{verb} asks for the agent id to be typed again, but stdin is not a terminal; pass --yes")
 
 
-def confirm(args: argparse.Namespace, verb: str, warning: str) -> None:
-    """Unless --yes: show `warning` and have the agent id typed again; `Failed` if it does not match."""
+def confirm(
+    args: argparse.Namespace, verb: str, warning: str, *, nothing: str = "deleted", bucket: str | None = None
+) -> None:
+    """Unless --yes: show `warning` and have the agent id typed again; `Failed` if it does not match.
+
+    `nothing`: what the cancellation says did not happen ("deleted", or "changed" for a command
+    that rewrites); `bucket`: a command on every agent under the prefix (no --agent) has the
+    bucket's name typed instead."""
     if args.yes:
         return
+    expected, what = (args.agent, "agent id") if args.agent or bucket is None else (bucket, "bucket name")
     sys.stderr.write(warning + "\n")
-    sys.stderr.write(f"Type the agent id ({args.agent}) to confirm: ")
+    sys.stderr.write(f"Type the {what} ({expected}) to confirm: ")
     sys.stderr.flush()
-    if sys.stdin.readline().strip() != args.agent:
-        raise Failed(f"{verb} cancelled: the typed id does not match; nothing was deleted")
+    if sys.stdin.readline().strip() != expected:
+        typed = "id" if what == "agent id" else "name"
+        raise Failed(f"{verb} cancelled: the typed {typed} does not match; nothing was {nothing}")

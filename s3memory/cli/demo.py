@@ -65,8 +65,12 @@ def embedded() -> Iterator[tuple[Any, Any]]:
     os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "demo")
     from botocore.config import Config
 
-    # Hermetic: an AWS_ENDPOINT_URL in the environment must not send the demo's calls elsewhere.
-    config = Config(ignore_configured_endpoint_urls=True)  # type: ignore[call-arg]  # botocore >= 1.31; stubs lag
+    from s3memory.storage.clients import botocore_config
+
+    # Hermetic: an AWS_ENDPOINT_URL in the environment must not send the demo's calls elsewhere. A pool
+    # sized for the tool's workers, as every client the project builds (no connection-pool warning).
+    hermetic = Config(ignore_configured_endpoint_urls=True)  # type: ignore[call-arg]  # botocore >= 1.31; stubs lag
+    config = botocore_config().merge(hermetic)
     with mock_aws():
         s3 = boto3.client("s3", region_name="us-east-1", config=config)
         kms = boto3.client("kms", region_name="us-east-1", config=config)

@@ -32,6 +32,7 @@ def run_purge(args: argparse.Namespace) -> int:
     can_confirm(args, "purge")
     started = time.monotonic()
     with connect(args, keys=False) as ctx:
+        ctx.require(args.agent, versions=True)
         space = ctx.space(args.agent)
         root = space.root
         where = f"s3://{ctx.settings.bucket}/{root}"
@@ -71,6 +72,7 @@ def run_shred(args: argparse.Namespace) -> int:
     can_confirm(args, "shred")
     started = time.monotonic()
     with connect(args, keys=False) as ctx:
+        ctx.require(args.agent, versions=True)
         space = ctx.space(args.agent)
         keystore = ctx.keystore
         keys_where = f"s3://{keystore.bucket}/{space.keystore_prefix}"
@@ -116,11 +118,19 @@ def run_prune(args: argparse.Namespace) -> int:
         age = parse_age(text)
     except ValueError as err:  # says what is wrong and gives an example
         raise UsageError(f"{flag}: {err}") from None
+    can_confirm(args, "prune")
     cutoff = datetime.now(timezone.utc) - age
     started = time.monotonic()
     with connect(args, keys=False) as ctx:
+        ctx.require(args.agent)
         progress = ctx.progress("prune")
         space = ctx.space(args.agent)
+        if not (args.dry_run or args.yes):  # what it would delete first, then the question
+            planned = prune(ctx.store, space, ctx.pool, cutoff, progress, dry_run=True, by_access=by_access)
+            if planned.candidates:
+                files = count(len(planned.candidates), "file")
+                confirm(args, "prune", f"This deletes {files} of agent {args.agent} ({flag} {text}: "
+                        f"{_since(by_access)} since {cutoff:%Y-%m-%d %H:%M:%S} UTC).")  # fmt: skip
         report = prune(ctx.store, space, ctx.pool, cutoff, progress, dry_run=args.dry_run, by_access=by_access)
         progress.finish()
     would = "would " if args.dry_run else ""
@@ -133,6 +143,10 @@ def run_prune(args: argparse.Namespace) -> int:
     done = len(report.candidates)
     nbytes = sum(i.size for i in report.candidates)
     line = summary(f"{would}prune" if would else "pruned", done, nbytes, time.monotonic() - started)
-    since = "not read or modified" if by_access else "not modified"
+    since = _since(by_access)
     print_summary(f"{line} ({since} since {cutoff:%Y-%m-%d %H:%M:%S} UTC){failed_suffix(report.problems)}")
     return EXIT_FAILED if report.problems else EXIT_OK
+
+
+def _since(by_access: bool) -> str:
+    return "not read or modified" if by_access else "not modified"

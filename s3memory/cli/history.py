@@ -18,6 +18,7 @@ from .context import (
     say,
 )
 from .exits import EXIT_FAILED, EXIT_OK, Failed, UsageError
+from .pending import note_pending, pending_of
 from .progress import count
 
 
@@ -37,11 +38,13 @@ def run_history(args: argparse.Namespace) -> int:
 
     started = time.monotonic()
     with connect(args) as ctx:
+        ctx.require(args.agent, versions=True)
         _versioning_note(ctx)
         vault = ctx.vault(args.agent)
         path = vault.parse(args.path) if args.path else None
         report = history(ctx.store, vault, path, ctx.pool)
         moved = migrated_at(vault)
+        note_pending(args.agent, pending_of(vault))
     if moved is not None:
         sys.stderr.write(
             f"note: the file names of agent {args.agent} were converted (s3memory migrate) at "
@@ -82,12 +85,14 @@ def run_show(args: argparse.Namespace) -> int:
     from s3memory.errors import NotFound
 
     with connect(args) as ctx:
+        ctx.require(args.agent, versions=True)
         vault = ctx.vault(args.agent)
         path = vault.parse(args.path)
         try:
             text = show(ctx.store, vault, path, args.version)
         except NotFound:
             raise Failed(f"{path.display} has no version {args.version}; `s3memory history` lists them") from None
+        note_pending(args.agent, pending_of(vault))
     say(render.file_view(path.display, text, None, DEFAULT_MAX_VIEW_CHARS))
     return EXIT_OK
 
@@ -99,6 +104,7 @@ def run_redact(args: argparse.Namespace) -> int:
         raise UsageError("redact needs exactly one of --version V or --all-versions")
     can_confirm(args, "redact")
     with connect(args, keys=False) as ctx:
+        ctx.require(args.agent, versions=True)
         space = ctx.space(args.agent, need_names=True)
         path = space.parse(args.path)
         versions = file_versions(ctx.store, space.key(path))
@@ -129,6 +135,7 @@ def run_restore(args: argparse.Namespace) -> int:
         at = parse_time(args.at)
     except ValueError as err:
         raise UsageError(f"--at: {err}") from None
+    can_confirm(args, "restore")
     started = time.monotonic()
     with connect(args) as ctx:
         if ctx.store.versioning() != "Enabled":
@@ -136,6 +143,7 @@ def run_restore(args: argparse.Namespace) -> int:
                 f"restore needs S3 versioning, which is not enabled for bucket {ctx.settings.bucket}: "
                 "there are no earlier versions to bring back"
             )
+        ctx.require(args.agent, versions=True)
         vault = ctx.vault(args.agent)
         scope = vault.parse(args.path) if args.path else None
         when = at.isoformat()
@@ -146,6 +154,13 @@ def run_restore(args: argparse.Namespace) -> int:
                 say(f"would {step.step} {what}")
             print_summary(f"would restore {count(len(steps), 'file')} to {when}")
             return EXIT_OK
+        if not args.yes:  # what it would change first, then the question
+            steps = plan(ctx.store, vault, at, scope)
+            if steps:
+                writes = count(sum(step.step == "write" for step in steps), "file")
+                deletes = count(sum(step.step != "write" for step in steps), "file")
+                confirm(args, "restore", f"This writes {writes} and deletes {deletes} of agent {args.agent} as they "
+                        f"were at {when} (the replaced versions stay in the bucket).", nothing="changed")  # fmt: skip
         progress = ctx.progress("restore")
         report = restore(ctx.store, vault, at, scope, ctx.pool, progress)
         progress.finish()

@@ -3,33 +3,52 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import sys
 import time
 from typing import TYPE_CHECKING
 
 from s3memory.core import render
 
+from .agent_check import prefix_note
 from .context import Context, connect, emit_json, failed_suffix, print_problems, print_summary, say
 from .exits import EXIT_FAILED, EXIT_OK
+from .pending import has_pending, note_pending, note_unread, pending_of
 from .progress import count, summary
 
 if TYPE_CHECKING:
     from s3memory.memory.engine import Memory
 
 
-def memory_for(ctx: Context, agent: str) -> Memory:
-    """The tool's command engine for `agent`, without the SDK (no anthropic import)."""
+def memory_for(ctx: Context, agent: str, *, read_only: bool = True) -> Memory:
+    """The tool's command engine for `agent`, without the SDK (no anthropic import). `read_only`
+    (inspection): it completes no interrupted change (see `pending`) and records no access."""
+    from s3memory.errors import StorageError
     from s3memory.memory.open import memory_of
 
-    return memory_of(ctx.vault(agent), ctx.full.memory_options(), ctx.pool.executor)
+    # A storage failure here: the command's own request fails the same way and says so in the tool's words.
+    with contextlib.suppress(StorageError):
+        ctx.require(agent)
+    return memory_of(ctx.vault(agent), ctx.full.memory_options(), ctx.pool.executor, read_only=read_only)
+
+
+def _view(memory: Memory, path: str, view_range: list[int] | None = None) -> str:
+    try:
+        return memory.view(path, view_range)
+    finally:
+        note_pending(memory.vault.agent_id, memory.recovery.pending)
 
 
 def run_ls(args: argparse.Namespace) -> int:
     with connect(args) as ctx:
         memory = memory_for(ctx, args.agent)
         if not args.json:
-            say(memory.view(args.path))
+            say(_view(memory, args.path))
             return EXIT_OK
-        path, found = memory.look(args.path)
+        try:
+            path, found = memory.look(args.path)
+        finally:
+            note_pending(args.agent, memory.recovery.pending)
     if isinstance(found, str):
         emit_json({"type": "file", "view": render.file_view(path.display, found, None, memory.limits.max_view_chars)})
         return EXIT_OK
@@ -58,7 +77,7 @@ def run_cat(args: argparse.Namespace) -> int:
         if end != -1 and end < start:
             raise UsageError(f"--view-range: END ({end}) is before START ({start}); use -1 for the end of the file")
     with connect(args) as ctx:
-        say(memory_for(ctx, args.agent).view(args.path, args.view_range))
+        say(_view(memory_for(ctx, args.agent), args.path, args.view_range))
     return EXIT_OK
 
 
@@ -67,12 +86,17 @@ def run_cat(args: argparse.Namespace) -> int:
 
 def run_agents(args: argparse.Namespace) -> int:
     from s3memory.admin.agents import agents
+    from s3memory.storage.keyspace import AgentKeyspace
 
     started = time.monotonic()
     with connect(args, keys=False) as ctx:
         progress = ctx.progress("agents")
         usage = agents(ctx.store, ctx.settings.prefix, ctx.pool, progress)
         progress.finish()
+        spaces = [AgentKeyspace(ctx.settings.prefix, u.agent) for u in usage]
+        pending = [s.agent_id for s, f in ctx.pool.completed(lambda s: has_pending(ctx.store, s), spaces) if f.result()]
+        hints = [f.result() for _, f in ctx.pool.completed(lambda a: prefix_note(ctx.store, ctx.settings.prefix, a),
+                                                           [u.agent for u in usage])]  # fmt: skip
     objects, nbytes = sum(u.objects for u in usage), sum(u.bytes for u in usage)
     if args.json:
         emit_json([{"agent": u.agent, "objects": u.objects, "bytes": u.bytes} for u in usage])
@@ -84,6 +108,9 @@ def run_agents(args: argparse.Namespace) -> int:
     seconds = time.monotonic() - started
     line = f"{count(len(usage), 'agent')}, {count(objects, 'object')}, {count(nbytes, 'byte')} in {seconds:.2f} s"
     print_summary(line, args.json)
+    for hint in sorted(h for h in hints if h):
+        sys.stderr.write(hint + "\n")
+    note_unread(sorted(pending))
     return EXIT_OK
 
 
@@ -96,6 +123,9 @@ def run_verify(args: argparse.Namespace) -> int:
         vaults = [ctx.vault(a) for a in ctx.agent_ids(args.agent)]
         report = verify(vaults, ctx.pool, progress)
         progress.finish()
+        for vault in vaults:
+            if vault.agent_id not in report.unread:
+                note_pending(vault.agent_id, pending_of(vault))
         if args.history:
             from s3memory.admin.history import replays
 

@@ -6,12 +6,16 @@ from __future__ import annotations
 import argparse
 import os
 import time
+from typing import TYPE_CHECKING
 
 from s3memory.core.paths import escape_for_display
 
-from .context import connect, failed_suffix, print_problems, print_summary, say
+from .context import Context, can_confirm, confirm, connect, failed_suffix, print_problems, print_summary, say
 from .exits import EXIT_FAILED, EXIT_OK, UsageError
 from .progress import count, summary
+
+if TYPE_CHECKING:
+    from s3memory.storage.keystore import Keystore
 
 _FORMAT1_NOTE = (
     "objects in format 1 keep data keys under the old KMS key: `s3memory verify` counts them, "
@@ -27,12 +31,19 @@ def run_rewrap(args: argparse.Namespace) -> int:
     from s3memory.storage.keystore import Keystore
     from s3memory.storage.kms import KmsKeys
 
+    can_confirm(args, "rewrap")
     started = time.monotonic()
     source = args.kms_key_id or os.environ.get("S3MEMORY_KMS_KEY_ID") or None
     with connect(args, keys=False) as ctx:
         keys = KmsKeys(args.to_key, kms_client=ctx.kms)
-        progress = ctx.progress("rewrap")
         agents = ctx.agent_ids(args.agent)
+        if args.dry_run:
+            return _plan_rewrap(ctx, agents, args.to_key, args.objects)
+        whose = f"agent {args.agent}" if args.agent else f"{count(len(agents), 'agent')} under {_where(ctx)}"
+        confirm(args, "rewrap", f"This re-wraps the branch keys of {whose} under {escape_for_display(args.to_key)}; "
+                "the agents' tools need access to that key from then on.", nothing="changed",
+                bucket=ctx.settings.bucket)  # fmt: skip
+        progress = ctx.progress("rewrap")
         # Names only show the objects' problems; read before the name keys move.
         spaces = [ctx.space(a) if args.objects else AgentKeyspace(ctx.settings.prefix, a) for a in agents]
         objects = RewrapReport()
@@ -61,10 +72,53 @@ def run_rewrap(args: argparse.Namespace) -> int:
     return EXIT_FAILED if problems else EXIT_OK
 
 
+def _where(ctx: Context) -> str:
+    return f"s3://{ctx.settings.bucket}/{ctx.settings.prefix}"
+
+
+def _keystores(ctx: Context, agents: list[str]) -> list[Keystore]:
+    """The agents' keystores, read without a key source (a plan unwraps nothing)."""
+    from s3memory.storage.keys import Keys
+    from s3memory.storage.keyspace import AgentKeyspace
+    from s3memory.storage.keystore import Keystore
+
+    return [Keystore(ctx.keystore, Keys(), AgentKeyspace(ctx.settings.prefix, a)) for a in agents]
+
+
+def _plan_rewrap(ctx: Context, agents: list[str], to_key: str, objects: bool) -> int:
+    from s3memory.admin.plans import plan_keys
+
+    plans, problems = plan_keys(_keystores(ctx, agents))
+    destination = escape_for_display(to_key)
+    for plan in plans:
+        also = " and its name key" if plan.name_keys else ""
+        say(f"would rewrap {count(plan.branch_keys, 'branch key')}{also} of agent {plan.agent} under {destination}")
+    print_problems(problems)
+    keys, names = sum(p.branch_keys for p in plans), sum(p.name_keys for p in plans)
+    extra = f", {count(names, 'name key')}" if names else ""
+    extra += "; format-1 objects would be read (--objects)" if objects else ""
+    print_summary(f"would rewrap up to {count(keys, 'branch key')}{extra} of {count(len(plans), 'agent')}; "
+                  f"keys already under {destination} stay as they are; nothing was changed (--dry-run)"
+                  + failed_suffix(problems))  # fmt: skip
+    return EXIT_FAILED if problems else EXIT_OK
+
+
 def run_rotate(args: argparse.Namespace) -> int:
     from s3memory.admin.branch_keys import rotate
 
     started = time.monotonic()
+    if args.dry_run:
+        from s3memory.admin.plans import plan_keys
+
+        with connect(args, keys=False) as ctx:
+            plans, problems = plan_keys(_keystores(ctx, ctx.agent_ids(args.agent)))
+        for plan in plans:
+            was = f" (now {plan.active})" if plan.active else " (its first)"
+            say(f"{plan.agent}: would make branch key generation {plan.generation + 1} active{was}")
+        print_problems(problems)
+        print_summary(f"would rotate {count(len(plans), 'agent')}; nothing was changed (--dry-run)"
+                      + failed_suffix(problems))  # fmt: skip
+        return EXIT_FAILED if problems else EXIT_OK
     with connect(args) as ctx:
         progress = ctx.progress("rotate")
         done, problems = rotate([ctx.writing_vault(a).keystore for a in ctx.agent_ids(args.agent)], progress)
@@ -82,8 +136,22 @@ def run_rotate(args: argparse.Namespace) -> int:
 def run_reseal(args: argparse.Namespace) -> int:
     from s3memory.admin.reseal import reseal
 
+    can_confirm(args, "reseal")
     started = time.monotonic()
     with connect(args) as ctx:
+        ctx.require(args.agent)
+        if args.dry_run:
+            from s3memory.admin.plans import plan_reseal
+
+            plan = plan_reseal(ctx.vault(args.agent), ctx.pool)
+            print_problems(plan.problems)
+            under = f"branch key {plan.active}" if plan.active else "its first branch key (created by the real run)"
+            line = f"would reseal {count(plan.reseal, 'object')} of agent {args.agent} under {under}"
+            print_summary(f"{line} ({plan.already:,} already); nothing was changed (--dry-run)"
+                          + failed_suffix(plan.problems))  # fmt: skip
+            return EXIT_FAILED if plan.problems else EXIT_OK
+        confirm(args, "reseal", f"This re-seals every object of agent {args.agent} under its active branch key "
+                "(each is read, sealed again and written back).", nothing="changed")  # fmt: skip
         progress = ctx.progress("reseal")
         report = reseal(ctx.writing_vault(args.agent), ctx.pool, progress)
         progress.finish()

@@ -7,16 +7,31 @@ import time
 
 from s3memory.core.names import NameMode
 
-from .context import connect, failed_suffix, print_problems, print_summary, say
+from .context import can_confirm, confirm, connect, failed_suffix, print_problems, print_summary, say
 from .exits import EXIT_FAILED, EXIT_OK
-from .progress import summary
+from .progress import count, summary
 
 
 def run_migrate(args: argparse.Namespace) -> int:
     from s3memory.admin.migrate import migrate
 
+    can_confirm(args, "migrate")
     started = time.monotonic()
     with connect(args) as ctx:
+        ctx.require(args.agent)
+        if args.dry_run:
+            from s3memory.admin.plans import plan_migrate
+
+            plan = plan_migrate(ctx.vault(args.agent, names=None), NameMode(args.names))
+            for path in plan.moves:
+                say(f"would move {path.display}")
+            print_problems(plan.problems)
+            print_summary(f"would move {count(len(plan.moves), 'file')} of agent {args.agent} to {args.names} names "
+                          f"({plan.already:,} already stored {args.names}); nothing was changed (--dry-run)"
+                          + failed_suffix(plan.problems))  # fmt: skip
+            return EXIT_FAILED if plan.problems else EXIT_OK
+        confirm(args, "migrate", f"This moves every file of agent {args.agent} to {args.names} names; the agent's "
+                "tools refuse it until the migration completes.", nothing="changed")  # fmt: skip
         progress = ctx.progress("migrate")
         try:
             report = migrate(ctx.vault(args.agent, names=None), NameMode(args.names), ctx.pool, progress)

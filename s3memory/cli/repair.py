@@ -10,25 +10,18 @@ from __future__ import annotations
 
 import argparse
 
-from s3memory.memory.intents import Intent
-
 from .context import connect, say
 from .exits import EXIT_FAILED, EXIT_OK, UsageError
 from .inspect import memory_for
+from .pending import describe as _describe
 from .progress import count
-
-
-def _describe(intent: Intent) -> str:
-    if intent.dst is None:
-        return f"delete {intent.src.display}"
-    return f"rename {intent.src.display} -> {intent.dst.display}"
 
 
 def run_repair(args: argparse.Namespace) -> int:
     if args.dry_run and args.abandon:
         raise UsageError("--dry-run and --abandon exclude each other; --dry-run shows what --abandon would drop")
     with connect(args) as ctx:
-        memory = memory_for(ctx, args.agent)
+        memory = memory_for(ctx, args.agent, read_only=False)
         changes = memory.changes
         store, space = ctx.store, memory.vault.space
         if args.dry_run:

@@ -18,8 +18,9 @@ from pathlib import Path
 from s3memory.admin.localfs import DirWriter, TarWriter, is_tarball
 from s3memory.core.paths import escape_for_display
 
-from .context import connect, failed_suffix, print_problems, print_summary, say
+from .context import can_confirm, confirm, connect, failed_suffix, print_problems, print_summary, say
 from .exits import EXIT_FAILED, EXIT_OK, Failed, UsageError
+from .pending import note_pending, pending_of
 from .progress import count, summary
 
 _TAR_NAMES = "a name ending in .tar.gz, .tgz or .tar"
@@ -113,7 +114,9 @@ def run_export(args: argparse.Namespace) -> int:
     target = _TarTarget(dest) if is_tarball(dest) else _DirTarget(dest)
     started = time.monotonic()
     with connect(args) as ctx:
+        ctx.require(args.agent)
         vault = ctx.vault(args.agent)
+        note_pending(args.agent, pending_of(vault))
         try:
             writer = target.open(force=args.force)
         except OSError as err:
@@ -156,6 +159,8 @@ def run_import(args: argparse.Namespace) -> int:
     source = Path(args.source)
     if not source.exists():
         raise UsageError(f"{escape_for_display(str(source))} does not exist")
+    if args.overwrite:  # replacing files rewrites the agent's memory: asked for as purge asks
+        can_confirm(args, "import --overwrite")
     started = time.monotonic()
     with connect(args) as ctx, tempfile.TemporaryDirectory(prefix="s3memory-import-") as spool:
         s = ctx.full
@@ -165,6 +170,10 @@ def run_import(args: argparse.Namespace) -> int:
             raise Failed(
                 f"cannot read {escape_for_display(str(source))}: {err.strerror or type(err).__name__}"
             ) from None
+        if args.overwrite and not args.dry_run:
+            confirm(args, "import --overwrite", f"This replaces every file of agent {args.agent} that "
+                    f"{escape_for_display(str(source))} also holds (in a versioned bucket the old versions stay).",
+                    nothing="changed")  # fmt: skip
         importer = Importer(
             ctx.writing_vault(args.agent),
             ctx.pool,

@@ -86,10 +86,20 @@ class Memory:
     """Command semantics for one agent."""
 
     def __init__(
-        self, vault: Vault, executor: Executor, limits: Limits, guard: Guard, *, log_paths: bool = False
+        self,
+        vault: Vault,
+        executor: Executor,
+        limits: Limits,
+        guard: Guard,
+        *,
+        log_paths: bool = False,
+        read_only: bool = False,
     ) -> None:
         self.vault = vault
         self.log_paths = log_paths  # put the command's path in its log record (off: paths are data)
+        # An operator's inspection (`s3memory ls`, `cat`): completes no interrupted change (they are
+        # in `recovery.pending`) and records no access; only `view` and `look` are meant to be called.
+        self.read_only = read_only
         observe.attach(vault.store.s3)
         for client in vault.keys.clients():
             observe.attach(client)
@@ -99,7 +109,7 @@ class Memory:
         self.policy = WritePolicy(limits, guard, self.lister, vault.space)
         self.changes = DirectoryChanges(vault, executor)
         self.placement = Placement(vault, executor)
-        self.recovery = Recoverer(vault, self.changes, self.policy.counted)
+        self.recovery = Recoverer(vault, self.changes, self.policy.counted, read_only=read_only)
         self.looker = Looker(vault, self.lister, self.placement, self.recovery)
 
     # -- plumbing --
@@ -140,7 +150,7 @@ class Memory:
     def _accessed(self, path: MemoryPath) -> None:
         """With access tracking, tag the file as used today (once a day; in the background, never failing the view)."""
         key = self.vault.key(path)
-        if self.vault.access.due(key):
+        if not self.read_only and self.vault.access.due(key):
             self.executor.submit(_tag_access, self.vault, key)
 
     @detached

@@ -59,8 +59,9 @@ def open_memory(
     return memory_of(vault, memory, executor), executor
 
 
-def memory_of(vault: Vault, options: MemoryOptions, executor: Executor) -> Memory:
+def memory_of(vault: Vault, options: MemoryOptions, executor: Executor, *, read_only: bool = False) -> Memory:
     """The command engine over `vault`, running parallel requests on `executor` (the CLI's `ls`
-    and `cat` use the operator's vault and pool)."""
+    and `cat` use the operator's vault and pool, `read_only`: they complete no interrupted change
+    and record no access, see `Memory`)."""
     guard = SecretGuard(options.guard) if isinstance(options.guard, str) else options.guard
-    return Memory(vault, executor, options.limits, guard, log_paths=options.log_paths)
+    return Memory(vault, executor, options.limits, guard, log_paths=options.log_paths, read_only=read_only)

@@ -6,6 +6,9 @@ covers are refused (a failure that may pass says "Try again"; one that will not 
 directory and the repair command); every other path stays usable. Stuck changes are tried
 again on the next command when their failure may pass, otherwise every minute (an operator
 may have repaired them from another process).
+
+A *read-only* recoverer (an operator's inspection: `s3memory ls`, `cat`) completes nothing: it
+keeps the interrupted changes it found in `pending` for its caller to report, and blocks nothing.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from s3memory.storage.store import Page
 from s3memory.storage.vault import Vault
 
 from .dir_changes import DirectoryChanges, Recovery, Stuck
-from .intents import INTENTS
+from .intents import INTENTS, Intent
 
 log = logging.getLogger("s3memory")
 STUCK_RECHECK_SECONDS = 60.0
@@ -63,11 +66,18 @@ def scan_root(vault: Vault, page: Page, token: str | None) -> RootScan:
 
 class Recoverer:
     def __init__(
-        self, vault: Vault, changes: DirectoryChanges, counted: Callable[[int | None], None] = lambda _: None
+        self,
+        vault: Vault,
+        changes: DirectoryChanges,
+        counted: Callable[[int | None], None] = lambda _: None,
+        *,
+        read_only: bool = False,
     ) -> None:
         self.vault = vault
         self.changes = changes
         self.counted = counted  # told the file count the root listing saw
+        self.read_only = read_only  # look for interrupted changes, never complete them
+        self.pending: list[Intent] = []  # read-only: the interrupted changes found (oldest first)
         self.stuck: list[Stuck] = []
         self._done = False  # looked (and completed what could be) since the last failure
         self._recheck_at = 0.0
@@ -102,6 +112,7 @@ class Recoverer:
         they fit in one page) and complete them; returns how many were completed.
 
         `strict`: raise for the first change that is stuck (otherwise only its paths wait).
+        Read-only: the changes are read into `pending` and none is completed (returns 0).
         """
         page, token = self.vault.store.list_page(self.vault.root)
         scan = scan_root(self.vault, page, token)
@@ -109,6 +120,10 @@ class Recoverer:
         pending = scan.has_records
         if pending is None:
             pending = self.vault.store.exists_under(self.vault.dir_prefix(INTENTS))
+        if self.read_only:
+            self.pending = [record.intent for record in self.changes.pending()] if pending else []
+            self._done = True
+            return 0
         recovery = self.changes.recover() if pending else Recovery()
         self.stuck = recovery.stuck
         self._done = not any(stuck.transient for stuck in self.stuck)

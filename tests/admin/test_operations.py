@@ -93,6 +93,8 @@ def test_purge_removes_one_agent_and_never_its_neighbour(stocked: AdminStore) ->
     assert [o.key for o in stocked.list_all("agents/")] == [*neighbours, "agents/ann2/c.md", "agents/not an agent!/x"]
 
 
-@pytest.mark.parametrize(("text", "seconds"), [("90d", 90 * 86400), ("12h", 12 * 3600), ("30m", 1800)])
+@pytest.mark.parametrize(
+    ("text", "seconds"), [("90d", 90 * 86400), ("12h", 12 * 3600), ("30min", 1800), ("2w", 14 * 86400)]
+)
 def test_parse_age(text: str, seconds: int) -> None:
     assert parse_age(text).total_seconds() == seconds

@@ -56,7 +56,7 @@ import boto3
 with mock_aws():
     boto3.client("s3").create_bucket(Bucket="{BUCKET}")
     args = ["--bucket", "{BUCKET}", "--local-key", "{LOCAL}"]
-    assert main(["ls", "--agent", "ann", *args]) == 0
+    assert main(["ls", "--agent", "ann", *args]) == 1  # agent ann has no objects
     assert main(["cat", "--agent", "ann", "/memories/x", *args]) == 1
     assert main(["verify", *args]) == 0
     assert main(["agents", *args]) == 0
@@ -151,7 +151,7 @@ def test_a_key_flag_replaces_the_other_key_source_from_the_environment(capsys, e
         (["verify", "--workers", "0"], "argument --workers: must be a whole number from 1 to 256"),
         (
             ["prune", "--agent", "ann", "--older-than", "soon"],
-            "--older-than: invalid age 'soon': use a number followed by d, h or m, e.g. 90d, 12h or 30m "
+            "--older-than: invalid age 'soon': use a number followed by min, h, d or w, e.g. 90d, 2w, 12h or 30min "
             "(a whole number, 1 or more)",
         ),
         (["ls"], "the following arguments are required: --agent"),
@@ -189,7 +189,7 @@ def test_a_missing_bucket_is_a_configuration_error_naming_the_variable(capsys, e
         ["agents"],
         ["ls", "--agent", "ann"],
         ["verify", "--agent", "ann"],
-        ["prune", "--agent", "ann", "--older-than", "1d"],
+        ["prune", "--yes", "--agent", "ann", "--older-than", "1d"],
     ):
         assert run(capsys, *argv) == (2, "", expected), argv
 
@@ -291,12 +291,18 @@ def test_cat_missing_is_exit_1_and_invalid_path_exit_2(capsys, stocked):
 # --- agents ----------------------------------------------------------------------------
 
 
+PENDING_NOTE = (
+    "note: agent {agent} has interrupted changes, not completed by this command; "
+    "`s3memory repair --agent {agent} --dry-run` shows them, without --dry-run completes them\n"
+)
+
+
 def test_agents_table_and_json(capsys, stocked, make_tool, s3):
     ok(make_tool("ann2"), command="create", path="/memories/a.md", file_text="12345")
     make_tool("ann2").memory.vault.write(MemoryPath((".s3memory", "intents", "x")), "{}")  # bookkeeping
     s3.put_object(Bucket=BUCKET, Key="agents/not an agent!/x", Body=b"")
     code, out, err = run(capsys, "agents")
-    assert (code, err) == (0, "agents: 1/2\nagents: 2/2\n")
+    assert (code, err) == (0, "agents: 1/2\nagents: 2/2\n" + PENDING_NOTE.format(agent="ann2"))  # the record above
     lines = out.splitlines()
     assert lines[:3] == [
         "AGENT    OBJECTS            BYTES",

@@ -142,8 +142,11 @@ def test_purge_asks_for_the_agent_id(capsys, ann_versions, monkeypatch):
 
 
 def test_purge_of_an_empty_agent(capsys, env):
-    code, out, _ = run(capsys, "purge", "--agent", "nobody", "--yes")
-    assert (code, out) == (0, f"nothing is stored under s3://{BUCKET}/agents/nobody/\n")
+    # A typo is not an erasure that worked: exit 1, naming the agent and the prefix (issue 23).
+    assert run(capsys, "purge", "--agent", "nobody", "--yes") == (
+        1, "", f"s3memory: error: agent nobody has no objects under s3://{BUCKET}/agents/nobody/ "
+               "(prefix 'agents/'); check --agent and --prefix\n",
+    )  # fmt: skip
 
 
 # --- prune -----------------------------------------------------------------------------
@@ -169,14 +172,14 @@ def test_prune_deletes_only_files_older_than_the_cutoff(capsys, env, make_tool, 
     ]
     assert lines[2].startswith("would prune 2 objects, 8 bytes in ")
     assert len(lines) == 3
-    code, out, err = run(capsys, "prune", "--agent", "ann", "--older-than", "90d")
+    code, out, err = run(capsys, "prune", "--yes", "--agent", "ann", "--older-than", "90d")
     assert code == 0
     assert out.splitlines()[0] == f"deleted /memories/dir/older.md (last modified {stamp}, 5 bytes)"
     assert out.splitlines()[2].startswith("pruned 2 objects, 8 bytes in ")
     assert err == "prune: 1/2\nprune: 2/2\n"
     kept = sorted(o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET, Prefix="agents/ann/")["Contents"])
     assert kept == [*keys, "agents/ann/new.md"]  # bookkeeping, the keystore with it, is never pruned
-    code, out, _ = run(capsys, "prune", "--agent", "ann", "--older-than", "1h", "-q")
+    code, out, _ = run(capsys, "prune", "--yes", "--agent", "ann", "--older-than", "1h", "-q")
     assert out.startswith("pruned 0 objects, 0 bytes in ")
 
 
@@ -189,9 +192,9 @@ def test_prune_accepts_only_a_positive_whole_age_with_a_unit(capsys, env, make_t
     ok(make_tool("ann"), command="create", path="/memories/a.md", file_text="a")
     keys = keystore(s3, "ann")
     text = age[-1].removeprefix("--older-than=")
-    assert run(capsys, "prune", "--agent", "ann", *age) == (
-        2, "", f"s3memory: error: --older-than: invalid age {text!r}: use a number followed by d, h or m, "
-               "e.g. 90d, 12h or 30m (a whole number, 1 or more)\n",
+    assert run(capsys, "prune", "--yes", "--agent", "ann", *age) == (
+        2, "", f"s3memory: error: --older-than: invalid age {text!r}: use a number followed by min, h, d or w, "
+               "e.g. 90d, 2w, 12h or 30min (a whole number, 1 or more)\n",
     )  # fmt: skip
     assert [o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET, Prefix="agents/ann/")["Contents"]] == [
         *keys,
@@ -199,11 +202,12 @@ def test_prune_accepts_only_a_positive_whole_age_with_a_unit(capsys, env, make_t
     ]
 
 
-def test_prune_refuses_an_age_beyond_a_century(capsys, env):
-    assert run(capsys, "prune", "--agent", "ann", "--older-than", "999999d") == (
+def test_prune_refuses_an_age_beyond_a_century(capsys, env, make_tool):
+    ok(make_tool("ann"), command="create", path="/memories/a.md", file_text="a")
+    assert run(capsys, "prune", "--yes", "--agent", "ann", "--older-than", "999999d") == (
         2, "", "s3memory: error: --older-than: invalid age '999999d': at most 36500d (100 years), e.g. 90d\n"
     )  # fmt: skip
-    code, out, err = run(capsys, "prune", "--agent", "ann", "--older-than", "36500d", "-q")
+    code, out, err = run(capsys, "prune", "--yes", "--agent", "ann", "--older-than", "36500d", "-q")
     assert (code, err) == (0, "")
     assert out.startswith("pruned 0 objects, 0 bytes in ")
 
@@ -309,7 +313,7 @@ def test_rewrap_then_read_with_the_old_key_disabled(
     before = {k: s3.head_object(Bucket=BUCKET, Key=k) for k in names}
     old_blob = base64.b64decode(before["agents/ann/f0.md"]["Metadata"]["s3m-wk"])
 
-    code, out, err = run(capsys, "rewrap", "--to-key", "alias/new", "--objects")
+    code, out, err = run(capsys, "rewrap", "--yes", "--to-key", "alias/new", "--objects")
     assert code == 0
     # The branch keys of both agents (bob has none), then the 5 objects.
     assert err == "rewrap: 1/2\nrewrap: 2/2\nrewrap: 1/5\nrewrap: 2/5\nrewrap: 3/5\nrewrap: 4/5\nrewrap: 5/5\n"
@@ -344,7 +348,9 @@ def test_rewrap_then_read_with_the_old_key_disabled(
     assert out.startswith("formats: 1: 4 objects, 2: 1 object\nbranch key ann ")
     assert out.splitlines()[-1].startswith("verified 5 objects, ")
 
-    code, out, _ = run(capsys, "rewrap", "--to-key", kms_format1, "--agent", "ann", "--objects", "-q")  # resumable
+    code, out, _ = run(
+        capsys, "rewrap", "--yes", "--to-key", kms_format1, "--agent", "ann", "--objects", "-q"
+    )  # resumable
     assert code == 0
     assert re.fullmatch(
         rf"rewrapped 0 branch keys in \d+\.\d\d s \(1 already under {kms_format1}, 2 KMS calls; "
@@ -364,7 +370,7 @@ def test_rewrap_of_branch_keys_then_read_with_the_old_key_disabled(
     assert len(objects) == 4
     ann, bob = listing(s3, "agents/ann/.s3memory/keys/"), listing(s3, "agents/bob/.s3memory/keys/")
 
-    code, out, err = run(capsys, "rewrap", "--to-key", "alias/new", "--agent", "ann")
+    code, out, err = run(capsys, "rewrap", "--yes", "--to-key", "alias/new", "--agent", "ann")
     assert code == 0
     assert err == "rewrap: 1/1\n"
     assert re.fullmatch(
@@ -377,7 +383,7 @@ def test_rewrap_of_branch_keys_then_read_with_the_old_key_disabled(
     assert set(moved) != set(ann)
     assert listing(s3, "agents/bob/.s3memory/keys/") == bob  # another agent is untouched
 
-    code, out, err = run(capsys, "rewrap", "--to-key", "alias/new")
+    code, out, err = run(capsys, "rewrap", "--yes", "--to-key", "alias/new")
     assert code == 0
     assert err == "rewrap: 1/2\nrewrap: 2/2\n"
     assert re.fullmatch(
@@ -400,7 +406,7 @@ def test_rewrap_of_branch_keys_then_read_with_the_old_key_disabled(
     assert out.startswith("formats: 2: 4 objects\n")
     assert out.splitlines()[-1].startswith("verified 4 objects, ")
 
-    code, out, _ = run(capsys, "rewrap", "--to-key", kms_stocked, "-q")  # resumable, idempotent
+    code, out, _ = run(capsys, "rewrap", "--yes", "--to-key", kms_stocked, "-q")  # resumable, idempotent
     assert code == 0
     assert re.fullmatch(
         rf"rewrapped 0 branch keys in \d+\.\d\d s \(2 already under {kms_stocked}, 2 KMS calls\)\n{re.escape(NOTE)}",
@@ -413,7 +419,7 @@ def test_rewrap_of_branch_keys_then_read_with_the_old_key_disabled(
 def test_rewrap_reports_objects_it_cannot_move(capsys, kms_format1, s3):
     put_format1(s3, LocalKeys(LOCAL_KEY), "carol", "local.md", "local key", modified=OLD)
     s3.put_object(Bucket=BUCKET, Key="agents/carol/raw.md", Body=b"no header")
-    code, out, _ = run(capsys, "rewrap", "--to-key", "alias/new", "--objects", "-q")
+    code, out, _ = run(capsys, "rewrap", "--yes", "--to-key", "alias/new", "--objects", "-q")
     assert code == 1
     lines = out.splitlines()
     assert lines[0].startswith("failed: carol:/memories/local.md: its data key is not wrapped by KMS (local-")

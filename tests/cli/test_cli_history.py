@@ -153,7 +153,7 @@ def test_restore_brings_back_the_state_at_a_time_and_is_resumable(
     assert lines[3] == f"would restore 3 files to {at.replace('Z', '+00:00')}"
 
     monkeypatch.setenv("S3MEMORY_ACTOR", "auditor")
-    code, out, _ = run(capsys, "restore", "--agent", "ann", "--at", at)
+    code, out, _ = run(capsys, "restore", "--yes", "--agent", "ann", "--at", at)
     assert code == 0
     assert re.fullmatch(
         r"restored 3 files to \S+ \(2 written, 1 deleted, 0 already as they were\) in \d+\.\d\d s\n", out
@@ -164,16 +164,16 @@ def test_restore_brings_back_the_state_at_a_time_and_is_resumable(
     newest = json.loads(out)[0]
     assert (newest["action"], newest["actor"], newest["current"]) == ("restored", "auditor", True)
 
-    code, out, _ = run(capsys, "restore", "--agent", "ann", "--at", at)  # again: nothing left to do
+    code, out, _ = run(capsys, "restore", "--yes", "--agent", "ann", "--at", at)  # again: nothing left to do
     assert code == 0
     assert "(0 written, 0 deleted, 2 already as they were)" in out
 
 
 def test_restore_needs_versioning_and_a_time_zone(capsys: Any, env: Any) -> None:
-    code, _, error = run(capsys, "restore", "--agent", "ann", "--at", "2026-11-20T09:30:00")
+    code, _, error = run(capsys, "restore", "--yes", "--agent", "ann", "--at", "2026-11-20T09:30:00")
     assert code == 2
     assert "--at: '2026-11-20T09:30:00' has no time zone; add Z or an offset, e.g. 2026-11-20T09:30:00Z" in error
-    code, _, error = run(capsys, "restore", "--agent", "ann", "--at", "2026-11-20T09:30:00Z")
+    code, _, error = run(capsys, "restore", "--yes", "--agent", "ann", "--at", "2026-11-20T09:30:00Z")
     assert code == 1
     assert f"restore needs S3 versioning, which is not enabled for bucket {BUCKET}" in error
 
@@ -205,7 +205,7 @@ def test_an_interrupted_restore_keeps_its_record_and_refuses_another_until_finis
         return real_put(self, key, *args, **kwargs)
 
     monkeypatch.setattr(ObjectStore, "put", failing_put)
-    code, out, _ = run(capsys, "restore", "--agent", "ann", "--at", at)
+    code, out, _ = run(capsys, "restore", "--yes", "--agent", "ann", "--at", at)
     monkeypatch.setattr(ObjectStore, "put", real_put)
     assert code == 1
     assert out.splitlines()[0] == "failed: ann:/memories/b.md: S3 PutObject failed (SlowDown)"
@@ -217,7 +217,7 @@ def test_an_interrupted_restore_keeps_its_record_and_refuses_another_until_finis
     assert versioned.head_object(Bucket=BUCKET, Key=record)["ContentLength"] > 0  # the record stays
     assert ok(make_tool("ann"), command="view", path="/memories/a.md").endswith("1\tv1")
 
-    code, _, error = run(capsys, "restore", "--agent", "ann", "--at", "2026-01-01T00:00:00Z")
+    code, _, error = run(capsys, "restore", "--yes", "--agent", "ann", "--at", "2026-01-01T00:00:00Z")
     assert code == 1
     expected_at = at.replace("Z", "+00:00")
     assert error == (
@@ -225,7 +225,7 @@ def test_an_interrupted_restore_keeps_its_record_and_refuses_another_until_finis
         f"s3memory restore --agent ann --at {expected_at}\n"
     )
 
-    code, out, _ = run(capsys, "restore", "--agent", "ann", "--at", at)
+    code, out, _ = run(capsys, "restore", "--yes", "--agent", "ann", "--at", at)
     assert code == 0, out
     assert out.splitlines()[0] == "completed an interrupted restore to the same time"
     assert re.fullmatch(

@@ -46,6 +46,7 @@ def test_rotate_makes_a_new_key_active_and_old_objects_stay_readable(capsys: Any
 
 
 def test_rotate_of_an_agent_without_keys_creates_its_first(capsys: Any, env: Any) -> None:
+    put_format1(env, "legacy.md", "from 0.1\n")  # an agent from before branch keys (one with nothing is refused)
     code, out, _ = run(capsys, "rotate", "--agent", "ann")
     assert code == 0
     assert re.fullmatch(r"ann: branch key 00000001-[0-9a-f]{16} is active \(its first\)\nrotated 1 agent in .*\n", out)
@@ -65,7 +66,7 @@ def test_reseal_converts_format_1_keeps_the_content_time_and_is_resumable(
     assert "formats: 1: 2 objects, 2: 1 object\n" in out
     active = header(env, ANN + "new.md").branch_id
 
-    code, out, _ = run(capsys, "reseal", "--agent", "ann")
+    code, out, _ = run(capsys, "reseal", "--yes", "--agent", "ann")
     assert code == 0
     assert re.fullmatch(rf"resealed 2 objects in \d+\.\d\d s \(1 already under branch key {active}\)\n", out)
     for rel in ("legacy.md", "notes/older.md", "new.md"):
@@ -74,7 +75,7 @@ def test_reseal_converts_format_1_keeps_the_content_time_and_is_resumable(
     assert header(env, ANN + "notes/older.md").modified == last_write
     assert ok(make_tool("ann"), command="view", path="/memories/legacy.md").endswith("1\tfrom 0.1")
 
-    code, out, _ = run(capsys, "reseal", "--agent", "ann")  # run again: nothing left to do
+    code, out, _ = run(capsys, "reseal", "--yes", "--agent", "ann")  # run again: nothing left to do
     assert code == 0
     assert re.fullmatch(rf"resealed 0 objects in \d+\.\d\d s \(3 already under branch key {active}\)\n", out)
 
@@ -96,7 +97,7 @@ def test_reseal_moves_objects_to_the_new_key_and_verify_reports_references(
         {"agent": "ann", "id": first, "active": False, "objects": 3},
         {"agent": "ann", "id": second, "active": True, "objects": 0},
     ]
-    assert run(capsys, "reseal", "--agent", "ann")[0] == 0
+    assert run(capsys, "reseal", "--yes", "--agent", "ann")[0] == 0
     code, out, _ = run(capsys, "verify", "--agent", "ann")
     assert code == 0
     assert f"branch key ann {first} (unreferenced): 0 objects\n" in out
@@ -206,7 +207,7 @@ def test_rewrap_moves_branch_keys_with_a_few_requests(
     for i in range(20):
         ok(ann, command="create", path=f"/memories/f{i}.md", file_text=str(i))
     new_key = kms.create_key(Description="next")["KeyMetadata"]["KeyId"]
-    code, out, _ = run(capsys, "rewrap", "--to-key", new_key, "--agent", "ann")
+    code, out, _ = run(capsys, "rewrap", "--yes", "--to-key", new_key, "--agent", "ann")
     assert code == 0
     assert re.fullmatch(
         rf"rewrapped 1 branch key in \d+\.\d\d s \(0 already under {new_key}, 1 KMS call\)\n"
@@ -219,7 +220,7 @@ def test_rewrap_moves_branch_keys_with_a_few_requests(
 
     reader = make_tool("ann", keys=KmsKeys(new_key, kms_client=kms))
     assert ok(reader, command="view", path="/memories/f7.md").endswith("1\t7")
-    code, out, _ = run(capsys, "rewrap", "--to-key", new_key, "--agent", "ann")  # again: nothing to do
+    code, out, _ = run(capsys, "rewrap", "--yes", "--to-key", new_key, "--agent", "ann")  # again: nothing to do
     assert code == 0
     assert "rewrapped 0 branch keys" in out
     assert "(1 already under" in out

@@ -44,7 +44,7 @@ def test_a_missing_destination_key_is_one_configuration_error(
     flags = stock(layout, s3, make_tool, kms, kms_key, 5)
     before = {o["Key"]: o["ETag"] for o in s3.list_objects_v2(Bucket=BUCKET)["Contents"]}
     assert len(before) == (14 if layout == "branch keys" else 10)  # with the 2 keystore objects of each agent
-    code, out, err = run(capsys, "rewrap", "--to-key", "alias/does-not-exist", *flags, "-q")
+    code, out, err = run(capsys, "rewrap", "--yes", "--to-key", "alias/does-not-exist", *flags, "-q")
     assert (code, out) == (2, "")
     assert err == ("s3memory: error: KMS refused the keys (NotFoundException); nothing was rewrapped; check --to-key\n")
     assert {o["Key"]: o["ETag"] for o in s3.list_objects_v2(Bucket=BUCKET)["Contents"]} == before
@@ -55,7 +55,7 @@ def test_the_source_key_is_named_when_it_was_given(
 ) -> None:
     ok(make_tool("ann", use_kms=True), command="create", path="/memories/a.md", file_text="a\n")
     monkeypatch.setenv("S3MEMORY_KMS_KEY_ID", kms_key)
-    code, _, err = run(capsys, "rewrap", "--to-key", "alias/does-not-exist", "-q")
+    code, _, err = run(capsys, "rewrap", "--yes", "--to-key", "alias/does-not-exist", "-q")
     assert code == 2
     assert err == (
         "s3memory: error: KMS refused the keys (NotFoundException); nothing was rewrapped; "
@@ -89,7 +89,7 @@ def test_rewrap_sends_the_source_key_and_resumes(
     )
     monkeypatch.setenv("S3MEMORY_KMS_KEY_ID", kms_key)
     use_clients(cli_clients, kms)
-    code, out, _ = run(capsys, "rewrap", "--to-key", new_key, "--objects", "-q")
+    code, out, _ = run(capsys, "rewrap", "--yes", "--to-key", new_key, "--objects", "-q")
     assert code == 0
     assert re.fullmatch(
         rf"rewrapped 0 branch keys in \d+\.\d\d s \(0 already under {new_key}, 1 KMS call; "
@@ -97,7 +97,7 @@ def test_rewrap_sends_the_source_key_and_resumes(
         out,
     )  # one data key for the 3 objects
     assert sent == [kms_key]
-    code, out, _ = run(capsys, "rewrap", "--to-key", new_key, "--objects", "-q")
+    code, out, _ = run(capsys, "rewrap", "--yes", "--to-key", new_key, "--objects", "-q")
     assert code == 0
     assert out.endswith(f" s (0 already under {new_key}, 1 KMS call; 0 format-1 objects rewrapped, 3 already)\n")
     # KMS answers IncorrectKeyException to the old SourceKeyId and rewrap retries onto the key itself;
@@ -123,7 +123,7 @@ def test_rewrap_of_branch_keys_sends_the_source_key_and_resumes(
     monkeypatch.setenv("S3MEMORY_KMS_KEY_ID", kms_key)
     requests: list[tuple[str, str, str]] = []
     use_clients(cli_clients, kms, requests)
-    code, out, _ = run(capsys, "rewrap", "--to-key", new_key, "--agent", "ann", "-q")
+    code, out, _ = run(capsys, "rewrap", "--yes", "--to-key", new_key, "--agent", "ann", "-q")
     assert code == 0
     assert re.fullmatch(
         rf"rewrapped 1 branch key in \d+\.\d\d s \(0 already under {new_key}, 1 KMS call\)\nnote: .*\n", out
@@ -134,6 +134,7 @@ def test_rewrap_of_branch_keys_sends_the_source_key_and_resumes(
     assert new_index != old_index
     assert new_index.split(".")[0] == old_index.split(".")[0]  # the same branch key, wrapped anew
     assert requests == [
+        ("ListObjectsV2", "agents/ann/", ""),  # is there an agent ann? (a typo creates none)
         ("ListObjectsV2", KEYS, ""),
         ("PutObject", new_index, "IfNoneMatch"),
         ("PutObject", claim, "IfMatch"),
@@ -144,11 +145,11 @@ def test_rewrap_of_branch_keys_sends_the_source_key_and_resumes(
     )
 
     requests.clear()
-    code, out, _ = run(capsys, "rewrap", "--to-key", new_key, "--agent", "ann", "-q")
+    code, out, _ = run(capsys, "rewrap", "--yes", "--to-key", new_key, "--agent", "ann", "-q")
     assert code == 0
     assert re.fullmatch(
         rf"rewrapped 0 branch keys in \d+\.\d\d s \(1 already under {new_key}, 1 KMS call\)\nnote: .*\n", out
     )
-    assert requests == [("ListObjectsV2", KEYS, "")]  # nothing written
+    assert requests == [("ListObjectsV2", "agents/ann/", ""), ("ListObjectsV2", KEYS, "")]  # nothing written
     assert sent[:2] == [kms_key, kms_key]
     assert sent[2:] in ([], [new_key])

@@ -43,7 +43,7 @@ def assert_all_readable(make_tool: Any, names: str) -> None:
 
 def test_plain_to_encrypted_and_back(capsys: Any, env: Any, make_tool: Any) -> None:
     seed(make_tool)
-    code, out, _ = run(capsys, "migrate", "--agent", "ann", "--names", "encrypted", "-q")
+    code, out, _ = run(capsys, "migrate", "--yes", "--agent", "ann", "--names", "encrypted", "-q")
     assert code == 0, out
     assert out.splitlines()[0].startswith("moved 3 files in ")
     assert out.splitlines()[0].endswith(" s (0 already stored encrypted)")
@@ -63,7 +63,7 @@ def test_plain_to_encrypted_and_back(capsys: Any, env: Any, make_tool: Any) -> N
     assert_all_readable(make_tool, "encrypted")
     assert err(make_tool("ann"), command="view", path="/memories") == REFUSED.format("NamesEncrypted")
 
-    code, out, _ = run(capsys, "migrate", "--agent", "ann", "--names", "plain", "-q")
+    code, out, _ = run(capsys, "migrate", "--yes", "--agent", "ann", "--names", "plain", "-q")
     assert code == 0, out
     assert out.splitlines()[0].startswith("moved 3 files in ")
     assert memory_keys(env, ANN) == sorted(ANN + p.removeprefix("/memories/") for p in FILES)
@@ -104,7 +104,7 @@ def test_a_command_in_the_other_name_mode_prints_the_fix(
 def test_migrating_again_changes_nothing(capsys: Any, env: Any, make_tool: Any) -> None:
     seed(make_tool, names="encrypted")
     before = listed_keys(env)
-    code, out, _ = run(capsys, "migrate", "--agent", "ann", "--names", "encrypted", "-q")
+    code, out, _ = run(capsys, "migrate", "--yes", "--agent", "ann", "--names", "encrypted", "-q")
     assert code == 0, out
     assert out.splitlines()[0].startswith("moved 0 files in ")
     assert out.splitlines()[0].endswith(" s (3 already stored encrypted)")
@@ -125,7 +125,7 @@ def test_an_interrupted_migration_locks_the_agent_and_resumes(
         real_delete(self, key, if_match=if_match)
 
     monkeypatch.setattr(ObjectStore, "delete", fail_second_delete)
-    code, out, _ = run(capsys, "migrate", "--agent", "ann", "--names", "encrypted", "-q", "--workers", "1")
+    code, out, _ = run(capsys, "migrate", "--yes", "--agent", "ann", "--names", "encrypted", "-q", "--workers", "1")
     assert code == 1
     assert out.splitlines()[0].startswith("failed: ann:/memories/")
     assert out.splitlines()[0].endswith(": S3 DeleteObject failed (SlowDown)")
@@ -141,7 +141,7 @@ def test_an_interrupted_migration_locks_the_agent_and_resumes(
         "--agent ID --names MODE` again to finish (it resumes where it stopped)\n"
     )
 
-    code, out, _ = run(capsys, "migrate", "--agent", "ann", "--names", "encrypted", "-q")
+    code, out, _ = run(capsys, "migrate", "--yes", "--agent", "ann", "--names", "encrypted", "-q")
     assert code == 0, out
     assert out.splitlines()[0].startswith("moved 1 file in ")  # the copied one only loses its old key
     assert out.splitlines()[0].endswith(" s (3 already stored encrypted)")
@@ -154,7 +154,7 @@ def test_a_file_the_migration_cannot_place_stays_and_keeps_the_agent_locked(
 ) -> None:
     seed(make_tool)
     env.put_object(Bucket=BUCKET, Key=ANN + "stray/%41.md", Body=b"not ours")  # no memory path maps to it
-    code, out, error = run(capsys, "migrate", "--agent", "ann", "--names", "encrypted", "-q")
+    code, out, error = run(capsys, "migrate", "--yes", "--agent", "ann", "--names", "encrypted", "-q")
     assert code == 1, error
     assert out.splitlines()[0] == "failed: ann:/memories/stray/%41.md: not a memory path in either mode"
     assert out.splitlines()[-1] == (
@@ -167,7 +167,7 @@ def test_a_file_the_migration_cannot_place_stays_and_keeps_the_agent_locked(
 def test_an_agent_with_an_interrupted_directory_change_is_refused(capsys: Any, env: Any, make_tool: Any) -> None:
     seed(make_tool)
     env.put_object(Bucket=BUCKET, Key=ANN + ".s3memory/intents/" + "0" * 32, Body=b"x")
-    code, _, error = run(capsys, "migrate", "--agent", "ann", "--names", "encrypted", "-q")
+    code, _, error = run(capsys, "migrate", "--yes", "--agent", "ann", "--names", "encrypted", "-q")
     assert code == 1
     assert error == "s3memory: error: agent ann has interrupted directory changes; run s3memory repair first\n"
     assert mode_entries(env) == []
@@ -183,7 +183,7 @@ def test_restore_does_not_go_back_past_a_migration(capsys: Any, versioned: Any, 
     time.sleep(1.1)  # S3 times have whole seconds
     before = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     time.sleep(1.1)
-    code, out, _ = run(capsys, "migrate", "--agent", "ann", "--names", "encrypted", "-q")
+    code, out, _ = run(capsys, "migrate", "--yes", "--agent", "ann", "--names", "encrypted", "-q")
     assert code == 0, out
     keys = listed_keys(versioned)
     claim_key = ANN + ".s3memory/keys/names.00000003"  # the listing's time, as restore reads it
@@ -194,7 +194,7 @@ def test_restore_does_not_go_back_past_a_migration(capsys: Any, versioned: Any, 
     whole = stamp.replace(microsecond=0)  # some stores list milliseconds: the message rounds up
     converted = (whole if whole == stamp else whole + timedelta(seconds=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
     for extra in ((), ("--dry-run",)):
-        code, _, error = run(capsys, "restore", "--agent", "ann", "--at", before, *extra)
+        code, _, error = run(capsys, "restore", "--yes", "--agent", "ann", "--at", before, *extra)
         assert code == 1
         assert error == (
             f"s3memory: error: the file names of agent ann were converted (s3memory migrate) at {converted}; "

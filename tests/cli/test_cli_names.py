@@ -380,7 +380,7 @@ def test_prune_older_than_names_the_decrypted_paths(capsys: Any, env: Any, make_
         f"would delete /memories/old.md (last modified {stamp}, 3 bytes)",
     ]
     assert lines[ENC].splitlines()[:2] == lines[PLN].splitlines()[:2]
-    code, out, _ = run(capsys, "prune", "--agent", ENC, "--older-than", "90d", "-q")
+    code, out, _ = run(capsys, "prune", "--yes", "--agent", ENC, "--older-than", "90d", "-q")
     assert code == 0
     assert untimed(out).splitlines()[:3] == [
         f"deleted /memories/dir/older.md (last modified {stamp}, 5 bytes)",
@@ -529,7 +529,7 @@ def test_rewrap_moves_the_name_key_too(
     monkeypatch.delenv("S3MEMORY_LOCAL_KEY")
     monkeypatch.setenv("S3MEMORY_KMS_KEY_ID", kms_key)
     note = "note: objects in format 1 keep data keys under the old KMS key"
-    code, out, _ = run(capsys, "rewrap", "--to-key", new_key, "--agent", ENC, "-q")
+    code, out, _ = run(capsys, "rewrap", "--yes", "--to-key", new_key, "--agent", ENC, "-q")
     assert code == 0
     assert untimed(out).startswith(
         f"rewrapped 1 branch key in T s (0 already under {new_key}, 2 KMS calls; 1 name key rewrapped, 0 already)\n"
@@ -549,7 +549,9 @@ def test_rewrap_moves_the_name_key_too(
     code, out, _ = run(capsys, "verify", "--agent", ENC, "--kms-key-id", new_key, "-q")
     assert code == 0
     assert f"\nname key {ENC} {before[0].split('.')[0]} (file names encrypted)\n" in out
-    code, out, _ = run(capsys, "rewrap", "--to-key", new_key, "--agent", ENC, "--objects", "-q")  # again: nothing moves
+    code, out, _ = run(
+        capsys, "rewrap", "--yes", "--to-key", new_key, "--agent", ENC, "--objects", "-q"
+    )  # again: nothing moves
     assert code == 0
     assert untimed(out) == (
         f"rewrapped 0 branch keys in T s (1 already under {new_key}, 2 KMS calls; 0 name keys rewrapped, 1 already; "
@@ -559,7 +561,7 @@ def test_rewrap_moves_the_name_key_too(
 
 
 def test_rewrap_leaves_a_locally_wrapped_name_key_and_says_so(capsys: Any, both: Any, s3: Any, kms_key: str) -> None:
-    code, out, _ = run(capsys, "rewrap", "--to-key", kms_key, "--agent", ENC, "-q")
+    code, out, _ = run(capsys, "rewrap", "--yes", "--to-key", kms_key, "--agent", ENC, "-q")
     assert code == 1
     records = {g: keyring.parse_index(n) for g, n in index_entries(s3, ENC).items()}
     why = "it is not wrapped by KMS ({}); it stays as it is"
@@ -577,7 +579,7 @@ def test_rotate_then_reseal_keep_the_names_readable(capsys: Any, both: Any, s3: 
     [_, second] = branch_ids(s3, ENC)
     assert untimed(out) == f"{ENC}: branch key {second} is active (was {first})\nrotated 1 agent in T s\n"
     assert name_key_id(s3, ENC) == name_key  # the name key is never rotated
-    code, out, _ = run(capsys, "reseal", "--agent", ENC, "-q")
+    code, out, _ = run(capsys, "reseal", "--yes", "--agent", ENC, "-q")
     assert code == 0
     assert untimed(out) == f"resealed 3 objects in T s (0 already under branch key {second})\n"
     code, out, _ = run(capsys, "verify", "--agent", ENC, "-q")
@@ -597,11 +599,13 @@ def test_rotate_gives_a_new_agent_the_configured_name_mode(
 ) -> None:
     ok(make_tool(PLN), command="create", path="/memories/a.md", file_text="plain")
     monkeypatch.setenv("S3MEMORY_NAMES", "encrypted")
-    assert run(capsys, "rotate", "--agent", "bob")[0] == 0  # bob's first key: bob starts encrypted
+    # bob has nothing stored: rotate creates no agent (a typo must not, issue 23); bob's tools will.
+    assert run(capsys, "rotate", "--agent", "bob")[0] == 1
+    assert keystore(env, "bob") == []
     assert run(capsys, "rotate", "--agent", PLN)[0] == 0  # an agent in a mode stays in it
-    assert keystore(env, "bob")[-1] == "names.00000001.encrypted"
     assert [n[:9] for n in keystore(env, PLN)] == ["00000001", "00000001-", "00000002", "00000002-"]
     ok(make_tool("bob", names="encrypted"), command="create", path="/memories/b.md", file_text="bob")
+    assert keystore(env, "bob")[-1] == "names.00000001.encrypted"
     assert len(memory_keys(env, root("bob"), relative=True)) == 1
     assert memory_keys(env, root("bob"), relative=True) != ["b.md"]
     assert ok(make_tool(PLN), command="view", path="/memories/a.md").endswith("1\tplain")
@@ -609,7 +613,7 @@ def test_rotate_gives_a_new_agent_the_configured_name_mode(
 
 def test_reseal_reports_a_key_that_is_not_one_of_its_names(capsys: Any, both: Any, s3: Any) -> None:
     s3.put_object(Bucket=BUCKET, Key=root(ENC) + "stray.md", Body=b"x")
-    code, out, _ = run(capsys, "reseal", "--agent", ENC, "-q")
+    code, out, _ = run(capsys, "reseal", "--yes", "--agent", ENC, "-q")
     assert code == 1
     [branch] = branch_ids(s3, ENC)
     assert untimed(out) == (
@@ -673,12 +677,12 @@ def test_restore_at_a_time_brings_back_a_deleted_file(
     assert lines[1] == "would delete /memories/later.md"
     assert re.fullmatch(r"would write /memories/notes\.md \(version \S+\)", lines[2])
     assert lines[3] == f"would restore 3 files to {at.replace('Z', '+00:00')}"
-    code, out, _ = run(capsys, "restore", "--agent", ENC, "--at", at, "/memories/customers", "-q")
+    code, out, _ = run(capsys, "restore", "--yes", "--agent", ENC, "--at", at, "/memories/customers", "-q")
     assert code == 0
     assert untimed(out) == (
         f"restored 1 file to {at.replace('Z', '+00:00')} (1 written, 0 deleted, 0 already as they were) in T s\n"
     )
-    code, out, _ = run(capsys, "restore", "--agent", ENC, "--at", at, "-q")
+    code, out, _ = run(capsys, "restore", "--yes", "--agent", ENC, "--at", at, "-q")
     assert code == 0
     assert "(1 written, 1 deleted, 1 already as they were)" in out
     fresh = make_tool(ENC, names="encrypted")

@@ -320,7 +320,7 @@ def test_import_skips_existing_unless_overwrite(capsys, env, s3, tmp_path, make_
         "would overwrite /memories/new.md (3 bytes)",
     ]
     assert ok(tool, command="view", path="/memories/a.md").endswith("1\tstored")
-    code, out, _ = run(capsys, "import", "--agent", "ann", str(tmp_path), "--overwrite", "-q")
+    code, out, _ = run(capsys, "import", "--agent", "ann", str(tmp_path), "--overwrite", "--yes", "-q")
     assert code == 0
     assert out.splitlines()[:2] == ["overwrote /memories/a.md (5 bytes)", "overwrote /memories/new.md (3 bytes)"]
     assert ok(tool, command="view", path="/memories/a.md").endswith("1\tlocal")

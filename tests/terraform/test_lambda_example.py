@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import importlib.util
 import json
+import logging
 import py_compile
 import re
 import sys
@@ -144,6 +145,14 @@ def test_handler_tracks_access_when_the_module_asks(
     key = "agents/alice/notes/today/progress.md"
     tags = deployed["session"].client("s3").get_object_tagging(Bucket=BUCKET, Key=key)["TagSet"]
     assert [t["Key"] for t in tags] == (["s3memory-accessed"] if tagged else [])
+
+
+def test_handler_logs_no_connection_pool_warning(deployed: dict[str, Any], caplog: pytest.LogCaptureFixture) -> None:
+    """Its S3 client is sized for the tool's workers: no pool warning into CloudWatch on every invocation."""
+    caplog.set_level(logging.WARNING, logger="s3memory")
+    deployed["handler"].lambda_handler({"agent_id": "alice", "prompt": "Carry on."}, None)
+
+    assert [r.getMessage() for r in caplog.records if "connection pool" in r.getMessage()] == []
 
 
 def test_handler_refuses_a_track_access_flag_that_is_not_true_or_false(

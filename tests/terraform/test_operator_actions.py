@@ -117,10 +117,10 @@ def runs() -> Iterator[dict[str, list[Call]]]:
             "history": ["history", "--agent", AGENT, "--json", "-q"],
             "show": ["show", "--agent", AGENT, "/memories/a.md", "--version", first_a],
             # a.md back to "one", b.md written again, c.md (created since) deleted
-            "restore": ["restore", "--agent", AGENT, "--at", five_days_ago, "-q"],
+            "restore": ["restore", "--agent", AGENT, "--at", five_days_ago, "-q", "--yes"],
             "redact": ["redact", "--agent", AGENT, "/memories/c.md", "--all-versions", "--yes"],
             # d.md: written 10 days ago, never read since (no access tag)
-            "prune": ["prune", "--agent", AGENT, "--not-accessed-for", "1d", "-q"],
+            "prune": ["prune", "--agent", AGENT, "--not-accessed-for", "1d", "-q", "--yes"],
         }
         recorded: dict[str, list[Call]] = {}
         with recording(patch) as recorder:

@@ -101,7 +101,7 @@ def _log(record: dict[str, Any]) -> None:
 
 def _prune(agent: str, criterion: list[str], dry_run: bool) -> dict[str, Any]:
     """One agent's prune, as counts: its output names files, which are not logged."""
-    code, out, err = _cli(["prune", "--agent", agent, *criterion, "-q", *(["--dry-run"] if dry_run else [])])
+    code, out, err = _cli(["prune", "--agent", agent, *criterion, "-q", "--dry-run" if dry_run else "--yes"])
     lines = out.splitlines()
     done = sum(line.startswith("would delete " if dry_run else "deleted ") for line in lines)
     # "failed: <agent>:<path>: <reason>"; the reasons (e.g. "not deleted (AccessDenied)") hold no path

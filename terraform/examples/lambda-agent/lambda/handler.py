@@ -49,6 +49,7 @@ import boto3
 from s3memory import KmsKeys, S3MemoryTool
 from s3memory.core.limits import DEFAULT_MODEL
 from s3memory.core.paths import validate_agent_id
+from s3memory.storage.clients import botocore_config
 from s3memory.storage.sts import assume_agent_session
 
 if TYPE_CHECKING:
@@ -141,7 +142,8 @@ def _memory_tool(agent_id: str) -> S3MemoryTool:
     session = assume_agent_session(
         _setting("S3MEMORY_AGENT_ROLE_ARN"), agent_id, sts_client=_sts_client(), region_name=region
     )
-    s3 = session.client("s3", region_name=region, endpoint_url=_endpoint_url())
+    # A connection pool sized for the tool's 16 workers (boto3's default of 10 is smaller, and the tool says so).
+    s3 = session.client("s3", region_name=region, endpoint_url=_endpoint_url(), config=botocore_config())
     kms = session.client("kms", region_name=region, endpoint_url=_endpoint_url())
     return S3MemoryTool(
         bucket=_setting("S3MEMORY_BUCKET"),
