@@ -46,7 +46,9 @@ def test_rotate_makes_a_new_key_active_and_old_objects_stay_readable(capsys: Any
 
 
 def test_rotate_of_an_agent_without_keys_creates_its_first(capsys: Any, env: Any) -> None:
-    put_format1(env, "legacy.md", "from 0.1\n")  # an agent from before branch keys (one with nothing is refused)
+    put_format1(
+        env, LocalKeys(LOCAL_KEY), "ann", "legacy.md", "from 0.1\n"
+    )  # an agent from before branch keys (one with nothing is refused)
     code, out, _ = run(capsys, "rotate", "--agent", "ann")
     assert code == 0
     assert re.fullmatch(r"ann: branch key 00000001-[0-9a-f]{16} is active \(its first\)\nrotated 1 agent in .*\n", out)

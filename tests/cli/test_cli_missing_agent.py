@@ -21,8 +21,8 @@ MISSING = (
 
 
 @pytest.fixture
-def writes(monkeypatch: pytest.MonkeyPatch) -> Writes:
-    return count_writes(monkeypatch)
+def writes() -> Writes:
+    return count_writes()
 
 
 @pytest.fixture

@@ -32,8 +32,8 @@ class Crash(Exception):
 
 
 @pytest.fixture
-def writes(monkeypatch: pytest.MonkeyPatch) -> Writes:
-    return count_writes(monkeypatch)
+def writes() -> Writes:
+    return count_writes()
 
 
 @pytest.fixture

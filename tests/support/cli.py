@@ -16,8 +16,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from s3memory.cli import main
 from s3memory.config import StorageSettings
 from tests.support import LOCAL_KEY
@@ -102,15 +100,8 @@ class Writes:
                 self.seen.extend((model.name, key) for key in keys)
 
 
-def count_writes(monkeypatch: pytest.MonkeyPatch) -> Writes:
-    """Count every S3 write request of the clients the CLI builds from now on (in `main([...])`)."""
+def count_writes() -> Writes:
+    """Count every S3 write request of the clients the CLI uses from now on in this test (`run`)."""
     counter = Writes()
-    build = StorageSettings.clients  # in tests/cli, the cached builder of tests/cli/conftest.py
-
-    def clients(self: StorageSettings, agent_id: str | None = None) -> Any:
-        s3, kms = build(self, agent_id)
-        s3.meta.events.register("before-parameter-build.s3.*", counter, unique_id="count-writes")
-        return s3, kms
-
-    monkeypatch.setattr(StorageSettings, "clients", clients)
+    CURRENT[0].hook("before-parameter-build.s3.*", counter)
     return counter
