@@ -65,8 +65,13 @@ def embedded() -> Iterator[tuple[Any, Any]]:
     os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "demo")
     from botocore.config import Config
 
-    # Hermetic: an AWS_ENDPOINT_URL in the environment must not send the demo's calls elsewhere.
-    config = Config(ignore_configured_endpoint_urls=True)  # type: ignore[call-arg]  # botocore >= 1.31; stubs lag
+    from s3memory.core.limits import DEFAULT_MAX_WORKERS
+    from s3memory.storage.clients import SPARE_CONNECTIONS
+
+    # Hermetic: an AWS_ENDPOINT_URL in the environment must not send the demo's calls elsewhere
+    # (botocore >= 1.31; its stubs lag). A pool as large as the tool's workers: no churn warning.
+    pool = DEFAULT_MAX_WORKERS + SPARE_CONNECTIONS
+    config = Config(ignore_configured_endpoint_urls=True, max_pool_connections=pool)  # type: ignore[call-arg]
     with mock_aws():
         s3 = boto3.client("s3", region_name="us-east-1", config=config)
         kms = boto3.client("kms", region_name="us-east-1", config=config)
