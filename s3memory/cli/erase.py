@@ -21,11 +21,11 @@ from .context import (
     problems_json,
     say,
 )
+from .exits import EXIT_FAILED, EXIT_OK, Failed, UsageError
+from .progress import count, summary
 
 if TYPE_CHECKING:
     from s3memory.admin.common import Problem
-from .exits import EXIT_FAILED, EXIT_OK, Failed, UsageError
-from .progress import count, summary
 
 
 def _version_line(space: AgentKeyspace, version: Version) -> str:
