@@ -29,6 +29,7 @@ ALLOWED = {
     "tool": {"core", "storage", "memory", "config"},
     "mcp": {"core", "storage", "memory", "config"},  # the MCP server: an adapter like tool, without anthropic
     "cli": {"core", "storage", "memory", "admin", "cli", "config", "tool", "mcp"},
+    "__main__": {"cli"},  # `python -m s3memory`: the command line, nothing else
 }
 ANTHROPIC_USERS = {"s3memory.tool", "s3memory.cli.chat"}
 CORE_THIRD_PARTY = {"cryptography"}

@@ -6,7 +6,8 @@
     python examples/mcp/agent_sdk.py support-agent-1 "What do you remember about me?"
 
 The agent SDK starts the server as a subprocess with the S3MEMORY_* and AWS_* variables of this
-process, and allows the agent one tool, `mcp__s3memory__memory`.
+process. `allowed_tools` pre-approves the memory tool, `mcp__s3memory__memory` (it runs without a
+permission prompt); it does not take Claude Code's built-in tools away (docs/mcp.md says how).
 """
 
 from __future__ import annotations

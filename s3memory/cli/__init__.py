@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from s3memory.core.limits import DEFAULT_MODEL
 from s3memory.core.version import __version__
 
+from . import logs
 from .exits import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, PROG, Failed, UsageError
 
 if TYPE_CHECKING:
@@ -48,6 +49,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "doctor": ("doctor", "run_doctor"),
     "mcp": ("mcp", "run_mcp"),
 }
+
+# The commands whose --json is added after their other options (ls, agents, verify, history and
+# doctor have theirs already); each prints one JSON document, its schema in docs/cli.md.
+REPORTS = ("export", "import", "purge", "shred", "prune", "rewrap", "rotate", "reseal", "migrate", "restore", "redact")
 
 _CONNECTION_HELP = """Flags override the S3MEMORY_* environment variables. Set the bucket and exactly one key
 source (agents, purge, prune, shred and rewrap need none); prefer S3MEMORY_LOCAL_KEY to --local-key,
@@ -121,6 +126,7 @@ def _command(
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     assert name in COMMANDS, name  # every parser has its entry in the registry
+    logs.add_argument(parser, on_command=True)
     return parser
 
 
@@ -134,8 +140,8 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    sub.required = True
+    logs.add_argument(parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")  # none: main() prints the help
     conn, bulk = _parents()
     ok_failed = "0 ok, 1 operation failed, 2 usage or configuration error"
 
@@ -296,8 +302,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, help="HTTP: port (default 8000; 0 picks a free one)")
     p.add_argument("--allow-remote", action="store_true",
                    help="HTTP: bind a non-loopback address; requires S3MEMORY_MCP_TOKEN")  # fmt: skip
-    p.add_argument("--log-level", choices=["WARNING", "INFO", "DEBUG"], default="WARNING",
-                   help="s3memory's log records on stderr (INFO: one per command)")  # fmt: skip
+    for name in REPORTS:  # the other commands that report take --json too (docs/cli.md: JSON output)
+        sub.choices[name].add_argument("--json", action="store_true", help="the report as JSON on stdout")
     return parser
 
 
@@ -313,6 +319,9 @@ def main(argv: Sequence[str] | None = None, *, clients: Clients | None = None) -
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse has printed help or a usage error
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    if args.command is None:  # a bare `s3memory`: no command given is a usage error, shown with the help
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
     from s3memory.errors import S3MemoryError
     from s3memory.memory.explain import cli_failure
 
@@ -320,7 +329,10 @@ def main(argv: Sequence[str] | None = None, *, clients: Clients | None = None) -
     module, name = COMMANDS[args.command]
     func: Callable[[argparse.Namespace], int] = getattr(importlib.import_module(f"{__name__}.{module}"), name)
     try:
-        return func(args)
+        from .context import json_output
+
+        with logs.to_stderr(args.log_level, failures=args.command == "mcp"), json_output(getattr(args, "json", False)):
+            return func(args)
     except UsageError as err:
         _error(str(err))
         return EXIT_USAGE

@@ -1,4 +1,4 @@
-"""`python -m s3memory.cli ...`: the same as the `s3memory` console script."""
+"""`python -m s3memory.cli ...`: the same as the `s3memory` console script (and `python -m s3memory`)."""
 
 import sys
 

@@ -104,7 +104,20 @@ class Chat:
                 self.messages.append(cast("BetaMessageParam", {"role": "assistant", "content": content}))
             response = runner.generate_tool_call_response()
             if response is not None:
+                self._failures(response)
                 self.messages.append(response)
+
+    def _failures(self, response: BetaMessageParam) -> None:
+        """`[memory] failed: REASON` on stderr for each memory call that failed (the model gets the same error)."""
+        blocks: Any = response.get("content")
+        for block in blocks if isinstance(blocks, list) else ():
+            if not (isinstance(block, dict) and block.get("type") == "tool_result" and block.get("is_error")):
+                continue
+            result: Any = block.get("content")
+            parts = [result] if isinstance(result, str) else [b for b in result or () if isinstance(b, dict)]
+            texts = [p if isinstance(p, str) else str(p.get("text", "")) for p in parts]
+            reason = " ".join(" ".join(texts).split()).removeprefix("Error: ")
+            self.log.write(f"[memory] failed: {reason}\n")
 
     def interactive(self, stdin: TextIO, banner: str) -> None:
         """Read one message per line until end of input or /exit."""

@@ -1,7 +1,7 @@
 """What every CLI command shares: settings from flags and S3MEMORY_*, the connection, output.
 
-Results and summaries go to stdout (with --json, JSON alone goes there and the summary to
-stderr); progress goes to stderr.
+Results and summaries go to stdout (with --json, JSON alone goes there, and the lines and the
+summary a command prints without it go to stderr); progress goes to stderr.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import json
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -213,16 +214,34 @@ def connect(args: argparse.Namespace, *, keys: bool = True) -> Iterator[Context]
         yield Context(settings, AdminStore(s3, settings.bucket), kms, pool, quiet, source)
 
 
+_JSON = ContextVar("s3memory_cli_json", default=False)  # --json: stdout holds the JSON document alone
+
+
+@contextmanager
+def json_output(on: bool) -> Iterator[None]:
+    """While the command runs: with `on` (--json), `say` and `print_summary` write to stderr."""
+    token = _JSON.set(on)
+    try:
+        yield
+    finally:
+        _JSON.reset(token)
+
+
 def emit_json(data: object) -> None:
     sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
 def say(line: str = "") -> None:
-    sys.stdout.write(line + "\n")
+    (sys.stderr if _JSON.get() else sys.stdout).write(line + "\n")
 
 
-def print_summary(line: str, as_json: bool = False) -> None:
-    (sys.stderr if as_json else sys.stdout).write(line + "\n")
+def print_summary(line: str, as_json: bool | None = None) -> None:
+    (sys.stderr if _JSON.get() or as_json else sys.stdout).write(line + "\n")
+
+
+def problems_json(problems: Sequence[Problem]) -> list[dict[str, str]]:
+    """`problems` in a command's JSON: `[{"agent", "path", "reason"}]`."""
+    return [{"agent": p.agent, "path": p.path, "reason": p.reason} for p in problems]
 
 
 def print_problems(problems: Sequence[Problem]) -> None:

@@ -18,7 +18,8 @@ def run_doctor(args: argparse.Namespace) -> int:
             ctx.store.s3, ctx.kms, ctx.settings.bucket, ctx.settings.prefix, kms_key, ctx.keystore.bucket
         ).run()
     if args.json:
-        emit_json(diagnosis.to_json())
+        checksums = diagnosis.checksums.ok if diagnosis.checksums else None  # null: not probed
+        emit_json(diagnosis.to_json() | {"checksums": checksums})
         return EXIT_OK if diagnosis.safe else EXIT_FAILED
     say(f"store: {diagnosis.endpoint}, bucket {ctx.settings.bucket}")
     width = max(len(p.name) for p in diagnosis.probes)

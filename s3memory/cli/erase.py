@@ -5,13 +5,27 @@ from __future__ import annotations
 import argparse
 import time
 from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
 
 from s3memory.storage.admin_store import Version
 from s3memory.storage.keyspace import AgentKeyspace
 
-from .context import can_confirm, confirm, connect, failed_suffix, print_problems, print_summary, say
+from .context import (
+    can_confirm,
+    confirm,
+    connect,
+    emit_json,
+    failed_suffix,
+    print_problems,
+    print_summary,
+    problems_json,
+    say,
+)
 from .exits import EXIT_FAILED, EXIT_OK, Failed, UsageError
 from .progress import count, summary
+
+if TYPE_CHECKING:
+    from s3memory.admin.common import Problem
 
 
 def _version_line(space: AgentKeyspace, version: Version) -> str:
@@ -24,6 +38,18 @@ def _version_line(space: AgentKeyspace, version: Version) -> str:
 def _by_path(space: AgentKeyspace, versions: list[Version]) -> list[Version]:
     """`versions` in the order of what they show (encrypted names are stored in no useful order)."""
     return sorted(versions, key=lambda v: (space.shown(v.key), v.delete_marker, v.version_id))
+
+
+def _versions_json(space: AgentKeyspace, versions: list[Version]) -> list[dict[str, Any]]:
+    """`[{"path", "version", "delete_marker"}]` in the order of the text lines."""
+    return [{"path": space.shown(v.key), "version": v.version_id, "delete_marker": v.delete_marker} for v in versions]
+
+
+def _report(args: argparse.Namespace, deleted: list[dict[str, Any]], problems: list[Problem], **more: Any) -> None:
+    """With --json: purge's, shred's or prune's report (`deleted`: what is, or with --dry-run would be, deleted)."""
+    if args.json:
+        emit_json({"agent": args.agent, "dry_run": args.dry_run, **more, "deleted": deleted,
+                   "problems": problems_json(problems)})  # fmt: skip
 
 
 def run_purge(args: argparse.Namespace) -> int:
@@ -39,6 +65,7 @@ def run_purge(args: argparse.Namespace) -> int:
         versions = list_versions(ctx.store, root)
         if not versions:
             say(f"nothing is stored under {where}")
+            _report(args, [], [], remaining=0)
             return EXIT_OK
         markers = sum(v.delete_marker for v in versions)
         objects = len({v.key for v in versions})
@@ -47,6 +74,7 @@ def run_purge(args: argparse.Namespace) -> int:
             for version in _by_path(space, versions):
                 say(f"would delete {_version_line(space, version)}")
             print_summary(f"would purge {what} under {where} in {time.monotonic() - started:.2f} s")
+            _report(args, _versions_json(space, _by_path(space, versions)), [], remaining=len(versions))
             return EXIT_OK
         confirm(args, "purge", f"This permanently deletes {what} under {where}; it cannot be undone.")
         progress = ctx.progress("purge")
@@ -58,6 +86,7 @@ def run_purge(args: argparse.Namespace) -> int:
     gone = sum(v.delete_marker for v in report.deleted)
     line = f"purged {count(len(report.deleted), 'version')} ({count(gone, 'delete marker')}) of agent {args.agent}"
     line += f" in {time.monotonic() - started:.2f} s{failed_suffix(report.problems)}"
+    _report(args, _versions_json(space, _by_path(space, report.deleted)), report.problems, remaining=report.remaining)
     if report.remaining:
         print_summary(line)
         raise Failed(f"{count(report.remaining, 'version')} still under {where}; stop the agent and purge again")
@@ -86,6 +115,9 @@ def run_shred(args: argparse.Namespace) -> int:
             for version in key_versions + _by_path(space, objects):
                 say(f"would delete {_version_line(space, version)}")
             print_summary(f"would shred {what} in {time.monotonic() - started:.2f} s")
+            keys = _versions_json(space, key_versions)
+            _report(args, _versions_json(space, _by_path(space, objects)), [], keys_only=args.keys_only,
+                    branch_keys=keys, remaining=len(key_versions) + len(objects))  # fmt: skip
             return EXIT_OK
         confirm(args, "shred", f"This destroys {what}; no copy of this agent's memory can be decrypted after it.")
         progress = ctx.progress("shred")
@@ -100,6 +132,10 @@ def run_shred(args: argparse.Namespace) -> int:
         line += f" and purged {count(len(report.objects.deleted), 'version')}"
     line += f" in {time.monotonic() - started:.2f} s{failed_suffix(problems)}"
     print_summary(line)
+    objects_deleted = _by_path(space, report.objects.deleted) if report.objects else []
+    remaining = report.keys.remaining + (report.objects.remaining if report.objects else 0)
+    _report(args, _versions_json(space, objects_deleted), problems, keys_only=args.keys_only,
+            branch_keys=_versions_json(space, report.keys.deleted), remaining=remaining)  # fmt: skip
     if report.keys.remaining or report.keys.problems:
         left = report.keys.remaining or len(report.keys.problems)
         raise Failed(f"{count(left, 'branch key version')} still under {keys_where}; nothing else was deleted; "
@@ -145,8 +181,15 @@ def run_prune(args: argparse.Namespace) -> int:
     line = summary(f"{would}prune" if would else "pruned", done, nbytes, time.monotonic() - started)
     since = _since(by_access)
     print_summary(f"{line} ({since} since {cutoff:%Y-%m-%d %H:%M:%S} UTC){failed_suffix(report.problems)}")
+    deleted = [{"path": i.path, "last_modified": _iso(i.last_modified), "size": i.size} for i in report.candidates]
+    _report(args, deleted, report.problems, cutoff=_iso(cutoff), by="access" if by_access else "modified",
+            bytes=nbytes)  # fmt: skip
     return EXIT_FAILED if report.problems else EXIT_OK
 
 
 def _since(by_access: bool) -> str:
     return "not read or modified" if by_access else "not modified"
+
+
+def _iso(when: datetime) -> str:
+    return when.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

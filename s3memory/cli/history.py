@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from .context import (
     Context,
@@ -15,11 +17,16 @@ from .context import (
     failed_suffix,
     print_problems,
     print_summary,
+    problems_json,
     say,
 )
 from .exits import EXIT_FAILED, EXIT_OK, Failed, UsageError
 from .pending import note_pending, pending_of
 from .progress import count
+
+if TYPE_CHECKING:
+    from s3memory.admin.restore import Planned
+    from s3memory.core.paths import MemoryPath
 
 
 def _versioning_note(ctx: Context) -> None:
@@ -116,6 +123,7 @@ def run_redact(args: argparse.Namespace) -> int:
             for v in chosen:
                 say(f"would delete {path.display} (version {v.version_id})")
             print_summary(f"would redact {what}")
+            _redacted(args, path.display, [v.version_id for v in chosen], {})
             return EXIT_OK
         confirm(args, "redact", f"This permanently deletes {what}; it cannot be undone.")
         failed = redact(ctx.store, chosen)
@@ -125,7 +133,15 @@ def run_redact(args: argparse.Namespace) -> int:
     for v, code in sorted(failed.items(), key=lambda item: item[0].version_id):
         say(f"failed: {args.agent}:{path.display}: version {v.version_id} not deleted ({code})")
     print_summary(f"redacted {count(len(chosen) - len(failed), 'version')} of {path.display}")
+    _redacted(args, path.display, [v.version_id for v in chosen if v not in failed],
+              {v.version_id: code for v, code in failed.items()})  # fmt: skip
     return EXIT_FAILED if failed else EXIT_OK
+
+
+def _redacted(args: argparse.Namespace, path: str, deleted: list[str], failed: dict[str, str]) -> None:
+    if args.json:
+        emit_json({"agent": args.agent, "path": path, "dry_run": args.dry_run, "deleted": deleted,
+                   "failed": [{"version": v, "code": code} for v, code in sorted(failed.items())]})  # fmt: skip
 
 
 def run_restore(args: argparse.Namespace) -> int:
@@ -153,6 +169,8 @@ def run_restore(args: argparse.Namespace) -> int:
                 what = f"{step.path.display} (version {step.version_id})" if step.step == "write" else step.path.display
                 say(f"would {step.step} {what}")
             print_summary(f"would restore {count(len(steps), 'file')} to {when}")
+            writes = sum(s.step == "write" for s in steps)
+            _restored(args, when, scope, steps, [writes, len(steps) - writes, 0], False, [])
             return EXIT_OK
         if not args.yes:  # what it would change first, then the question
             steps = plan(ctx.store, vault, at, scope)
@@ -172,4 +190,23 @@ def run_restore(args: argparse.Namespace) -> int:
     if report.problems:
         say("the restore is not finished: run the same command again to complete it")
     print_summary(line + failed_suffix(report.problems))
+    done_counts = [report.written, report.deleted, report.unchanged]
+    _restored(args, when, scope, report.planned, done_counts, report.resumed, problems_json(report.problems))
     return EXIT_FAILED if report.problems else EXIT_OK
+
+
+def _restored(
+    args: argparse.Namespace,
+    when: str,
+    scope: MemoryPath | None,
+    steps: Sequence[Planned],
+    counts: list[int],  # written, deleted, unchanged (with --dry-run: would be written and deleted)
+    resumed: bool,
+    problems: list[dict[str, str]],
+) -> None:
+    if args.json:
+        planned = [{"path": s.path.display, "step": s.step, "version": s.version_id or None} for s in steps]
+        written, deleted, unchanged = counts
+        emit_json({"agent": args.agent, "at": when, "path": scope.display if scope else None, "dry_run": args.dry_run,
+                   "planned": planned, "written": written, "deleted": deleted, "unchanged": unchanged,
+                   "resumed": resumed, "problems": problems})  # fmt: skip

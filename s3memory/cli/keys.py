@@ -10,7 +10,18 @@ from typing import TYPE_CHECKING
 
 from s3memory.core.paths import escape_for_display
 
-from .context import Context, can_confirm, confirm, connect, failed_suffix, print_problems, print_summary, say
+from .context import (
+    Context,
+    can_confirm,
+    confirm,
+    connect,
+    emit_json,
+    failed_suffix,
+    print_problems,
+    print_summary,
+    problems_json,
+    say,
+)
 from .exits import EXIT_FAILED, EXIT_OK, UsageError
 from .progress import count, summary
 
@@ -69,6 +80,11 @@ def run_rewrap(args: argparse.Namespace) -> int:
     print_summary(f"{line} ({extra}){failed_suffix(problems)}")
     if not args.objects:
         say(f"note: {_FORMAT1_NOTE}")
+    if args.json:
+        moved = {"rewrapped": objects.rewrapped, "already": objects.already} if args.objects else None
+        emit_json({"to_key": args.to_key, "rewrapped": report.rewrapped, "already": report.already,
+                   "name_keys": report.name_keys, "name_keys_already": report.name_keys_already, "objects": moved,
+                   "kms_calls": report.kms_calls + objects.kms_calls, "problems": problems_json(problems)})  # fmt: skip
     return EXIT_FAILED if problems else EXIT_OK
 
 
@@ -130,6 +146,10 @@ def run_rotate(args: argparse.Namespace) -> int:
     print_problems(problems)
     line = f"rotated {count(len(done), 'agent')} in {time.monotonic() - started:.2f} s"
     print_summary(line + failed_suffix(problems))
+    if args.json:
+        rotated = [{"agent": agent, "active": r.active.branch_id, "created": r.created,
+                    "previous": r.previous.branch_id if r.previous else None} for agent, r in done]  # fmt: skip
+        emit_json({"rotated": rotated, "problems": problems_json(problems)})
     return EXIT_FAILED if problems else EXIT_OK
 
 
@@ -159,4 +179,7 @@ def run_reseal(args: argparse.Namespace) -> int:
     line = summary("resealed", report.resealed, None, time.monotonic() - started)
     extra = f"{report.already:,} already under branch key {report.active}"
     print_summary(f"{line} ({extra}){failed_suffix(report.problems)}")
+    if args.json:
+        emit_json({"agent": args.agent, "resealed": report.resealed, "already": report.already,
+                   "active": report.active, "problems": problems_json(report.problems)})  # fmt: skip
     return EXIT_FAILED if report.problems else EXIT_OK

@@ -9,7 +9,6 @@ stdout carries the protocol alone. Never loads `anthropic`.
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
 
@@ -54,14 +53,6 @@ def _check_transport(args: argparse.Namespace) -> tuple[str, int, str | None]:
     return host, port, _token(args, not is_loopback(host))
 
 
-def _log_to_stderr(level: str) -> None:
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(message)s"))
-    logger = logging.getLogger("s3memory")
-    logger.addHandler(handler)
-    logger.setLevel(level)
-
-
 def _status(line: str) -> None:
     sys.stderr.write(f"{PROG} mcp: {line}\n")
     sys.stderr.flush()
@@ -84,7 +75,6 @@ def run_mcp(args: argparse.Namespace) -> int:
         memory, executor = open_memory(settings, args.agent)
     except BotoCoreError as err:  # unknown profile, no region, ...: the message names no secret
         raise UsageError(f"AWS configuration: {err}") from None
-    _log_to_stderr(args.log_level)
     try:
         if args.transport == STDIO:
             import anyio
@@ -98,6 +88,8 @@ def run_mcp(args: argparse.Namespace) -> int:
                 _status(f"serving agent {args.agent} at {url} ({guarded})")
 
             serve_http(memory, host, port, token, listening)
+    except KeyboardInterrupt:  # Ctrl-C is how an operator stops a server: a normal end
+        _status("stopped")
     finally:
         executor.shutdown(wait=True)
     return EXIT_OK

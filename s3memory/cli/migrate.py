@@ -7,7 +7,17 @@ import time
 
 from s3memory.core.names import NameMode
 
-from .context import can_confirm, confirm, connect, failed_suffix, print_problems, print_summary, say
+from .context import (
+    can_confirm,
+    confirm,
+    connect,
+    emit_json,
+    failed_suffix,
+    print_problems,
+    print_summary,
+    problems_json,
+    say,
+)
 from .exits import EXIT_FAILED, EXIT_OK
 from .progress import count, summary
 
@@ -40,6 +50,9 @@ def run_migrate(args: argparse.Namespace) -> int:
     print_problems(report.problems)
     line = summary("moved", report.moved, None, time.monotonic() - started, "file")
     print_summary(f"{line} ({report.already:,} already stored {args.names}){failed_suffix(report.problems)}")
+    if args.json:
+        emit_json({"agent": args.agent, "names": args.names, "moved": report.moved, "already": report.already,
+                   "finished": report.finished, "problems": problems_json(report.problems)})  # fmt: skip
     if report.finished:
         say(f"{args.agent}: file names are {args.names}; tools of this agent need names={args.names!r} "
             f"(S3MEMORY_NAMES={args.names})")  # fmt: skip

@@ -18,7 +18,17 @@ from pathlib import Path
 from s3memory.admin.localfs import DirWriter, TarWriter, is_tarball
 from s3memory.core.paths import escape_for_display
 
-from .context import can_confirm, confirm, connect, failed_suffix, print_problems, print_summary, say
+from .context import (
+    can_confirm,
+    confirm,
+    connect,
+    emit_json,
+    failed_suffix,
+    print_problems,
+    print_summary,
+    problems_json,
+    say,
+)
 from .exits import EXIT_FAILED, EXIT_OK, Failed, UsageError
 from .pending import note_pending, pending_of
 from .progress import count, summary
@@ -149,6 +159,9 @@ def run_export(args: argparse.Namespace) -> int:
     where = f" to {shown}" if written else ""
     nothing = "" if written else f"; nothing was written to {shown}"
     print_summary(f"{line}{where}{failed_suffix(report.problems)}{nothing}")
+    if args.json:
+        emit_json({"agent": args.agent, "to": shown, "files": report.files, "bytes": report.nbytes,
+                   "written": written, "problems": problems_json(report.problems)})  # fmt: skip
     return EXIT_FAILED if report.problems else EXIT_OK
 
 
@@ -196,4 +209,8 @@ def run_import(args: argparse.Namespace) -> int:
     line = summary(f"{would}import" if would else "imported", len(report.written), report.nbytes,
                    time.monotonic() - started)  # fmt: skip
     print_summary(f"{line} ({len(report.existing):,} skipped as existing){failed_suffix(report.problems)}")
+    if args.json:
+        written = [{"path": p.path, "action": p.action, "size": p.size} for p in report.written]
+        emit_json({"agent": args.agent, "dry_run": args.dry_run, "written": written, "skipped": report.existing,
+                   "bytes": report.nbytes, "problems": problems_json(report.problems)})  # fmt: skip
     return EXIT_FAILED if report.problems else EXIT_OK

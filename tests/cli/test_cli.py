@@ -36,7 +36,7 @@ def test_help_as_a_subprocess_lists_every_command():
     )
     assert proc.returncode == 0
     assert proc.stderr == ""
-    assert proc.stdout.startswith("usage: s3memory [-h] [--version] COMMAND ...\n")
+    assert proc.stdout.startswith("usage: s3memory [-h] [--version] [--log-level LEVEL] COMMAND ...\n")
     for command in COMMANDS:
         assert f"\n    {command} " in proc.stdout
     assert "examples:\n  s3memory demo\n" in proc.stdout
@@ -91,11 +91,15 @@ def test_the_registry_names_every_command_and_each_runs_a_real_function():
         assert callable(run_it), name
 
 
-def test_no_command_is_a_usage_error(capsys):
-    code, out, err = run(capsys)
-    assert code == 2
-    assert out == ""
-    assert err == "s3memory: error: the following arguments are required: COMMAND\n"
+def test_no_command_prints_the_help_on_stderr_as_a_usage_error(capsys):
+    from s3memory.cli import build_parser
+
+    for argv in ([], ["--log-level", "INFO"]):
+        code, out, err = run(capsys, *argv)
+        assert (code, out) == (2, "")
+        assert err == build_parser().format_help()
+    assert err.startswith("usage: s3memory [-h] [--version] [--log-level LEVEL] COMMAND ...\n")
+    assert "\n    purge " in err
 
 
 # --- configuration errors --------------------------------------------------------------

@@ -8,6 +8,7 @@ their exact answers are in `scenarios`, shared with the HTTP tests.
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -112,3 +113,20 @@ def test_raw_json_rpc_lines_and_no_anthropic_import(server_env: dict[str, str]) 
     assert process.returncode == 0
     assert out == "anthropic loaded: False exit: 0\n"
     assert err.startswith(f"s3memory mcp: serving agent {AGENT} over stdio\n")
+
+
+def test_ctrl_c_is_a_normal_stop(server_env: dict[str, str]) -> None:
+    """SIGINT (Ctrl-C in a terminal) ends the server as closing stdin does: exit 0, no error line."""
+    process = subprocess.Popen(
+        server_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=server_env,
+    )  # fmt: skip
+    assert process.stderr is not None
+    try:
+        assert process.stderr.readline() == f"s3memory mcp: serving agent {AGENT} over stdio\n"
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=30)  # stdin stays open: only the signal ends it
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert (process.returncode, out, err) == (0, "", "s3memory mcp: stopped\n")

@@ -25,6 +25,7 @@ import botocore.session
 import pytest
 from moto import mock_aws
 
+from s3memory.cli import chat
 from s3memory.core.limits import DEFAULT_MODEL
 from s3memory.storage.sts import clear_agent_session_cache
 from tests.terraform.deploy import AGENT_ROLE_ARN, BUCKET, EXAMPLE, KEYSTORE_BUCKET, PREFIX, REPO
@@ -176,7 +177,7 @@ def test_handler_without_a_keystore_bucket_keeps_branch_keys_in_the_memory_bucke
     assert any(key.startswith("agents/alice/.s3memory/keys/") for key in keys), keys
 
 
-def test_handler_calls_the_tool_runner_with_the_memory_protocol(deployed: dict[str, Any]) -> None:
+def test_handler_calls_the_tool_runner_with_the_memory_tool_and_its_beta(deployed: dict[str, Any]) -> None:
     handler = deployed["handler"]
     handler.lambda_handler({"agent_id": "alice", "prompt": "Carry on."}, None)
 
@@ -186,8 +187,11 @@ def test_handler_calls_the_tool_runner_with_the_memory_protocol(deployed: dict[s
     assert kwargs["model"] == "claude-test-model"
     assert kwargs["max_tokens"] == 4096
     assert kwargs["max_iterations"] == 20
-    assert kwargs["system"] == handler.MEMORY_SYSTEM_PROMPT
-    assert kwargs["system"].startswith("IMPORTANT: ALWAYS VIEW YOUR MEMORY DIRECTORY BEFORE DOING ANYTHING ELSE.\n")
+    assert kwargs["system"] == handler.SYSTEM_PROMPT
+    # The API adds the memory protocol itself (docs/cli.md, as for `s3memory chat`): not sent twice.
+    assert "MEMORY PROTOCOL" not in kwargs["system"]
+    assert "ALWAYS VIEW YOUR MEMORY DIRECTORY" not in kwargs["system"]
+    assert kwargs["system"].startswith(chat.SYSTEM_PROMPT.split(". ")[0])
     assert kwargs["betas"] == ["context-management-2025-06-27"]
     assert kwargs["messages"] == [{"role": "user", "content": "Carry on."}]
     assert [type(t).__name__ for t in kwargs["tools"]] == ["S3MemoryTool"]

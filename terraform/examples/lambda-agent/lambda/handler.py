@@ -58,15 +58,16 @@ if TYPE_CHECKING:
 logger = logging.getLogger()
 logger.setLevel(logging.INFO)
 
-# The memory protocol the API documents for the memory tool.
-MEMORY_SYSTEM_PROMPT = """\
-IMPORTANT: ALWAYS VIEW YOUR MEMORY DIRECTORY BEFORE DOING ANYTHING ELSE.
-MEMORY PROTOCOL:
-1. Use the `view` command of your `memory` tool to check for earlier progress.
-2. ... (work on the task) ...
-     - As you make progress, record status / progress / thoughts etc in your memory.
-ASSUME INTERRUPTION: Your context window might be reset at any moment, so you risk losing any \
-progress that is not recorded in your memory directory."""
+# The API adds the memory protocol prompt ("IMPORTANT: ALWAYS VIEW YOUR MEMORY DIRECTORY BEFORE
+# DOING ANYTHING ELSE ...") itself whenever the memory tool is present, as for `s3memory chat`
+# (docs/cli.md), so this system prompt only says what is worth remembering.
+SYSTEM_PROMPT = (
+    "You are a helpful assistant whose memory directory (/memories) persists across conversations. "
+    "Record what will help in later conversations: facts about the user and their preferences, decisions, "
+    "and progress on ongoing tasks. Do not store the conversation itself. Keep memory files short and "
+    "organized, and update or delete what is outdated. Never store secrets such as passwords, API keys "
+    "or card numbers; the memory refuses them."
+)
 
 MEMORY_BETA = "context-management-2025-06-27"
 TRUST_EVENT_AGENT_ID = "S3MEMORY_TRUST_EVENT_AGENT_ID"
@@ -220,7 +221,7 @@ def _turn(agent_id: str, prompt: str) -> dict[str, Any]:
             model=_model(),
             max_tokens=int(_setting("ANTHROPIC_MAX_TOKENS", "4096")),
             max_iterations=int(_setting("ANTHROPIC_MAX_ITERATIONS", "20")),
-            system=MEMORY_SYSTEM_PROMPT,
+            system=SYSTEM_PROMPT,
             messages=[{"role": "user", "content": prompt}],
             tools=[tool],
             betas=[MEMORY_BETA],
