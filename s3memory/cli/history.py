@@ -175,9 +175,9 @@ def run_restore(args: argparse.Namespace) -> int:
         if not args.yes:  # what it would change first, then the question
             steps = plan(ctx.store, vault, at, scope)
             if steps:
-                writes = count(sum(step.step == "write" for step in steps), "file")
-                deletes = count(sum(step.step != "write" for step in steps), "file")
-                confirm(args, "restore", f"This writes {writes} and deletes {deletes} of agent {args.agent} as they "
+                writing = count(sum(step.step == "write" for step in steps), "file")
+                deleting = count(sum(step.step != "write" for step in steps), "file")
+                confirm(args, "restore", f"This writes {writing} and deletes {deleting} of agent {args.agent} as they "
                         f"were at {when} (the replaced versions stay in the bucket).", nothing="changed")  # fmt: skip
         progress = ctx.progress("restore")
         report = restore(ctx.store, vault, at, scope, ctx.pool, progress)
