@@ -12,6 +12,7 @@ can catch either (`except FileNotFoundError`).
     │   ├── NotFound (also FileNotFoundError)
     │   ├── PreconditionFailed, ConditionalConflict     conditional writes lost
     │   ├── StorageUnavailable (also ConnectionError)   transient: retrying can help
+    │   │   └── OutcomeUnknown                          a write's answer was lost: it may have been applied
     │   ├── StorageRefused                              permanent for this request
     │   └── StorageMisconfigured                        configuration: an operator must fix it
     │       └── AccessDenied (also PermissionError)
@@ -64,14 +65,19 @@ class InvalidPath(CommandError, ValueError):
 
 
 class StorageError(S3MemoryError):
-    """An S3 call failed. `code` is the S3 error code (never a key or bucket name)."""
+    """An S3 call failed. `code` is the S3 error code (never a key or bucket name).
+
+    `retries`: how many times botocore retried the request before this answer (0 when unknown);
+    a conditional write refused after a retry may have met the object its own first attempt wrote.
+    """
 
     kind: Kind = PERMANENT
 
-    def __init__(self, code: str, operation: str = "") -> None:
+    def __init__(self, code: str, operation: str = "", *, retries: int = 0) -> None:
         super().__init__(f"{operation or 'S3'} failed: {code}")
         self.code = code
         self.operation = operation
+        self.retries = retries
 
 
 class NotFound(StorageError, FileNotFoundError):
@@ -90,6 +96,17 @@ class StorageUnavailable(StorageError, ConnectionError):
     """S3 is throttling, failing or out of reach after botocore's retries."""
 
     kind: Kind = TRANSIENT
+
+
+class OutcomeUnknown(StorageUnavailable):
+    """A write's answer was lost and reading the object back could not tell whether it was applied.
+
+    `paths`: what the model should look at (the memory paths the write touched, as displayed).
+    """
+
+    def __init__(self, code: str, operation: str = "", *, paths: tuple[str, ...] = ()) -> None:
+        super().__init__(code, operation)
+        self.paths = paths
 
 
 class StorageRefused(StorageError):

@@ -247,6 +247,15 @@ def storage_unavailable_partial(code: str, display: str) -> str:
     )
 
 
+def change_uncertain(code: str, displays: Sequence[str]) -> str:
+    """A write's answer was lost and reading back could not tell whether it was applied."""
+    shown = " and ".join(displays)
+    return (
+        f"Error: Memory storage is unavailable right now ({code}) and did not confirm the change to {shown}; "
+        f"it may have been applied. View {shown} to check before trying again."
+    )
+
+
 def rename_left_copy(code: str, old: str, new: str) -> str:
     return (
         f"Error: Memory storage is unavailable right now ({code}) while renaming {old}: its content is now also "

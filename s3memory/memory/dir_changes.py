@@ -39,7 +39,6 @@ from s3memory.core import messages as fmt
 from s3memory.core.paths import MemoryPath
 from s3memory.errors import (
     PERMANENT,
-    TRANSIENT,
     CommandError,
     ConditionalConflict,
     IntegrityError,
@@ -48,43 +47,22 @@ from s3memory.errors import (
     PreconditionFailed,
     StorageError,
     StorageRefused,
+    StorageUnavailable,
 )
-from s3memory.storage.attribution import attributed
+from s3memory.storage.attribution import attributed, new_write_id
 from s3memory.storage.concurrency import run_all
 from s3memory.storage.errors_table import error_for_code
 from s3memory.storage.store import ObjectInfo
 from s3memory.storage.vault import Vault
 
-from .intents import INTENTS, Claim, Intent, Record, record_name, stored_records
+from . import outcomes
+from .intents import INTENTS, Claim, Intent, Record, Recovery, Stuck, record_name, stored_records
+from .outcomes import Verdict
 
 log = logging.getLogger("s3memory")
 _MOVE_ATTEMPTS = 3
 _CLAIM_ATTEMPTS = 5
 MoveState = Literal["gone", "moved", "kept", "unreadable", "refused"]
-
-
-@dataclass(frozen=True)
-class Stuck:
-    """An interrupted change that could not be completed now: the paths it covers wait for it."""
-
-    intent: Intent
-    error: StorageError | KeyUnavailable
-
-    def covers(self, path: MemoryPath, *, subtree: bool = False) -> bool:
-        """Whether a command on `path` (and, with `subtree`, everything below it) touches this change."""
-        dirs = [self.intent.src] if self.intent.dst is None else [self.intent.src, self.intent.dst]
-        return any(path.is_within(d) or (subtree and d.is_within(path)) for d in dirs)
-
-    @property
-    def transient(self) -> bool:
-        return self.error.kind == TRANSIENT
-
-
-@dataclass
-class Recovery:
-    done: int = 0  # changes completed (or released)
-    stuck: list[Stuck] = field(default_factory=list)
-    unreadable: int = 0  # records that failed authentication (left in place, never block)
 
 
 @dataclass
@@ -102,7 +80,8 @@ class DirectoryChanges:
         self.executor = executor
 
     # -- entry points --
-    def rename_dir(self, src: MemoryPath, dst: MemoryPath, listing: Sequence[ObjectInfo]) -> None:
+    def rename_dir(self, src: MemoryPath, dst: MemoryPath, listing: Sequence[ObjectInfo]) -> bool:
+        """Rename; False: done, but its record may be left for the next command's recovery to release."""
         intent = Intent("rename", src, dst, self._items(src, listing))
         for source in self._sources(intent):  # every new key must be storable before anything is written
             self.vault.space.parse(source.rebase(src, dst).display)
@@ -113,21 +92,24 @@ class DirectoryChanges:
             # deleted the directory first. Report it as missing rather than claim a rename.
             self._release(claim)
             raise CommandError(fmt.does_not_exist(src.display))
-        self._release(claim)
+        released = self._finish(claim)
         if outcome.unreadable:
             raise CommandError(fmt.integrity_failed(outcome.unreadable[0].display))
         if outcome.refused:
             code = outcome.refused[0]
             raise CommandError(fmt.change_incomplete(code, src.display), kind=PERMANENT, code=code)
+        return released
 
-    def delete_dir(self, src: MemoryPath, listing: Sequence[ObjectInfo]) -> None:
+    def delete_dir(self, src: MemoryPath, listing: Sequence[ObjectInfo]) -> bool:
+        """Delete; returns False as `rename_dir` does."""
         intent = Intent("delete", src, None, self._items(src, listing))
         claim = self._claim(intent)
         outcome = self._apply(intent)
-        self._release(claim)
+        released = self._finish(claim)
         if outcome.refused:
             code = outcome.refused[0]
             raise CommandError(fmt.change_incomplete(code, src.display), kind=PERMANENT, code=code)
+        return released
 
     def recover(self) -> Recovery:
         """Complete every interrupted change recorded for this agent, as far as each can go.
@@ -173,12 +155,19 @@ class DirectoryChanges:
         record = INTENTS.child(name)
         text = intent.to_json()
         for _ in range(_CLAIM_ATTEMPTS):
+            write_id = new_write_id()
             try:
-                return Claim(record, self.vault.write(record, text, if_none_match=True))
+                return Claim(record, self.vault.write(record, text, if_none_match=True, write_id=write_id))
             except ConditionalConflict:
                 continue  # S3 saw a concurrent conditional write of the record: ask again
             except PreconditionFailed:
                 pass
+            except StorageUnavailable as err:
+                paths = [intent.src] if intent.dst is None else [intent.src, intent.dst]
+                etag = outcomes.settle_claim(self.vault, record, write_id, err, paths)
+                if etag is not None:
+                    return Claim(record, etag)
+                continue  # another operation's record is there: the next attempt meets it
             try:
                 existing, etag = self.vault.read(record)
                 other = Intent.from_json(existing)
@@ -195,6 +184,17 @@ class DirectoryChanges:
             self._apply(other)
             self._release(Claim(record, etag))
         raise ConditionalConflict("ConditionalRequestConflict", "PutObject")
+
+    def _finish(self, claim: Claim) -> bool:
+        """Release the record of a change that is done; False if it may be left (a lost answer
+        that a HEAD could not settle), for the next command's recovery to release."""
+        try:
+            self._release(claim)
+        except StorageUnavailable as err:
+            seen = outcomes.delete_outcome(self.vault, self.vault.key(claim.record), claim.etag)
+            log.warning("s3memory: releasing a finished change's record failed (%s)", err.code)
+            return seen.verdict is Verdict.LANDED or seen.verdict is Verdict.OTHER
+        return True
 
     def _still_ours(self, claim: Claim) -> bool:
         info = self.vault.store.head(self.vault.key(claim.record))

@@ -215,9 +215,9 @@ class Memory:
             raise CommandError(fmt.cannot_delete_root())
         with self._failures(path.display):
             self._begin(path, subtree=True)
-            key = self.vault.key(path)
-            if self.placement.is_file(path):
-                self.vault.store.delete(key)
+            found = self.vault.store.head(self.vault.key(path))  # is it a file?
+            if found is not None:
+                writes.delete(self.vault, path, found.etag)
                 self.policy.deleted()
                 return fmt.deleted(path.display)
             listing = self.placement.listing(path)
@@ -226,7 +226,8 @@ class Memory:
         self.placement.forget()
         self.policy.deleted(len(listing))
         with self._failures(path.display, partial=True):
-            self.changes.delete_dir(path, listing)
+            if not self.changes.delete_dir(path, listing):
+                self.recovery.due()  # done; its record is left for the next command to release
         return fmt.deleted(path.display)
 
     # -- rename --
@@ -264,7 +265,8 @@ class Memory:
             self.policy.paths(self._renamed(old, new, listing))  # every key the rename creates
         self.placement.forget()
         with self._failures(old.display, partial=True):
-            self.changes.rename_dir(old, new, listing)
+            if not self.changes.rename_dir(old, new, listing):
+                self.recovery.due()  # done; its record is left for the next command to release
         return fmt.renamed(old.display, new.display)
 
     def _renamed(self, old: MemoryPath, new: MemoryPath, listing: Sequence[ObjectInfo]) -> Iterator[MemoryPath]:

@@ -35,6 +35,7 @@ from s3memory.errors import (
     KeyMisconfigured,
     KeyUnavailable,
     NamesMismatch,
+    OutcomeUnknown,
     S3MemoryError,
     StorageError,
     StorageMisconfigured,
@@ -123,6 +124,11 @@ FAILURES: dict[type[S3MemoryError], Failure] = {
         report=lambda err: "failed its integrity check",
     ),
     StorageError: Failure(_storage_model, cli=_s3_failed, report=_s3_failed),
+    OutcomeUnknown: Failure(
+        model=lambda err, display, partial: fmt.change_uncertain(err.code, err.paths or (display,)),
+        cli=lambda err: f"{_s3_failed(err)}; the change may have been applied",
+        report=_s3_failed,
+    ),
     StorageMisconfigured: Failure(
         model=lambda err, display, partial: fmt.storage_misconfigured(err.code),
         cli=_s3_failed,

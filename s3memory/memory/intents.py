@@ -8,10 +8,10 @@ every source key (relative to the source directory) with the ETag it was listed 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from s3memory.core.paths import RESERVED_SEGMENT, MemoryPath
-from s3memory.errors import IntegrityError, NotFound
+from s3memory.errors import TRANSIENT, IntegrityError, KeyUnavailable, NotFound, StorageError
 from s3memory.storage.keyspace import AgentKeyspace
 from s3memory.storage.vault import Vault
 
@@ -91,3 +91,27 @@ def stored_records(vault: Vault) -> tuple[list[Record], int]:
         except IntegrityError:
             unreadable += 1
     return records, unreadable
+
+
+@dataclass(frozen=True)
+class Stuck:
+    """An interrupted change that could not be completed now: the paths it covers wait for it."""
+
+    intent: Intent
+    error: StorageError | KeyUnavailable
+
+    def covers(self, path: MemoryPath, *, subtree: bool = False) -> bool:
+        """Whether a command on `path` (and, with `subtree`, everything below it) touches this change."""
+        dirs = [self.intent.src] if self.intent.dst is None else [self.intent.src, self.intent.dst]
+        return any(path.is_within(d) or (subtree and d.is_within(path)) for d in dirs)
+
+    @property
+    def transient(self) -> bool:
+        return self.error.kind == TRANSIENT
+
+
+@dataclass
+class Recovery:
+    done: int = 0  # changes completed (or released)
+    stuck: list[Stuck] = field(default_factory=list)
+    unreadable: int = 0  # records that failed authentication (left in place, never block)

@@ -5,6 +5,10 @@ S3 copy. There is no intent record (it would cost two more requests than the fiv
 may take): a failure between the PUT and the DELETE is undone when it can be (the new copy
 is deleted in the version we wrote), and otherwise reported with both copies kept, so no
 content is ever lost.
+
+The new copy carries a write id (see `outcomes`): a PUT whose answer was lost, then refused
+by its own object (412 after a retry) or failed for good, is recognised by one HEAD and the
+rename is finished, never answered "already exists" while both copies are stored.
 """
 
 from __future__ import annotations
@@ -13,24 +17,43 @@ import logging
 
 from s3memory.core import messages as fmt
 from s3memory.core.paths import MemoryPath
-from s3memory.errors import CommandError, PreconditionFailed, StorageError
-from s3memory.storage.attribution import attributed
+from s3memory.errors import CommandError, ConditionalConflict, PreconditionFailed, StorageError, StorageUnavailable
+from s3memory.storage.attribution import attributed, new_write_id
 from s3memory.storage.vault import Vault
+
+from . import outcomes
+from .outcomes import ReadBack, Verdict
 
 log = logging.getLogger("s3memory")
 
 
 def move_file(vault: Vault, old: MemoryPath, new: MemoryPath, text: str, etag: str) -> None:
     """Move the file at `old` (read as `text` with `etag`) to `new`, which must not exist."""
-    try:
-        with attributed("rename", source=old.display):
-            new_etag = vault.write(new, text, if_none_match=True)
-    except PreconditionFailed:
-        raise CommandError(fmt.destination_exists(new.display)) from None
+    new_etag = _copy(vault, old, new, text)
     try:
         _delete_moved(vault, old, etag)
     except StorageError as err:
         _settle_failed_move(vault, old, new, etag, new_etag, err)
+
+
+def _copy(vault: Vault, old: MemoryPath, new: MemoryPath, text: str) -> str:
+    """PUT the new copy (If-None-Match); its ETag, also when only its answer was lost."""
+    write_id = new_write_id()
+    try:
+        with attributed("rename", source=old.display):
+            return vault.write(new, text, if_none_match=True, write_id=write_id)
+    except (PreconditionFailed, ConditionalConflict) as err:
+        if outcomes.ambiguous(err):
+            seen = outcomes.put_outcome(vault, new, write_id, None)
+            if seen.verdict is Verdict.LANDED:
+                return seen.etag  # our own copy met by botocore's retry
+            if seen.verdict is Verdict.UNKNOWN:
+                raise outcomes.unknown(StorageUnavailable(seen.code, "HeadObject"), [old, new]) from None
+        if isinstance(err, ConditionalConflict):
+            raise
+        raise CommandError(fmt.destination_exists(new.display)) from None
+    except StorageUnavailable as err:
+        return outcomes.settle_put(vault, new, write_id, None, err, [old, new])
 
 
 def _delete_moved(vault: Vault, old: MemoryPath, etag: str) -> None:
@@ -46,17 +69,30 @@ def _settle_failed_move(
 ) -> None:
     """The old copy could not be deleted: undo the new copy so that nothing changed; return if the
     delete landed after all (only its answer was lost); otherwise say that both copies exist."""
-    undone = False
-    try:
-        info = vault.store.head(vault.key(old))
-        if info is None:
-            return
-        if info.etag == old_etag:
-            vault.store.delete(vault.key(new), if_match=new_etag)
-            undone = True
-    except StorageError:
-        pass
-    if undone:
-        raise err
+    source = outcomes.delete_outcome(vault, vault.key(old), old_etag)
+    if source.verdict is Verdict.LANDED:
+        return
+    if source.verdict is Verdict.NOT_LANDED:
+        undo = _undo_copy(vault, new, new_etag)
+        if undo.verdict is Verdict.LANDED:
+            raise err  # both copies as before the rename: nothing was changed
+        if undo.verdict is Verdict.UNKNOWN:
+            raise outcomes.unknown(err, [old, new]) from None
+    elif source.verdict is Verdict.UNKNOWN and outcomes.ambiguous(err):
+        raise outcomes.unknown(err, [old, new]) from None  # the delete may have landed
     log.warning("s3memory: rename could be neither finished nor undone (%s); both copies kept", err.code)
     raise CommandError(fmt.rename_left_copy(err.code, old.display, new.display))
+
+
+def _undo_copy(vault: Vault, new: MemoryPath, new_etag: str) -> ReadBack:
+    """Delete the new copy in the version we wrote: LANDED if it is gone, NOT_LANDED if it stays."""
+    try:
+        vault.store.delete(vault.key(new), if_match=new_etag)
+    except PreconditionFailed:
+        return ReadBack(Verdict.NOT_LANDED)  # changed since by another writer: it stays
+    except StorageError as err:
+        if not outcomes.ambiguous(err):
+            return ReadBack(Verdict.NOT_LANDED)
+        seen = outcomes.delete_outcome(vault, vault.key(new), new_etag)
+        return ReadBack(Verdict.UNKNOWN) if seen.verdict is Verdict.OTHER else seen
+    return ReadBack(Verdict.LANDED)

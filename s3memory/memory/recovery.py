@@ -25,8 +25,8 @@ from s3memory.storage.listing import complete_before
 from s3memory.storage.store import Page
 from s3memory.storage.vault import Vault
 
-from .dir_changes import DirectoryChanges, Recovery, Stuck
-from .intents import INTENTS, Intent
+from .dir_changes import DirectoryChanges
+from .intents import INTENTS, Intent, Recovery, Stuck
 
 log = logging.getLogger("s3memory")
 STUCK_RECHECK_SECONDS = 60.0

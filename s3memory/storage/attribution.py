@@ -3,13 +3,16 @@
 A command sets what it is (`attributed("str_replace")`, or `attributed("rename", source=...)`
 for the copy a rename writes) in a context variable that worker threads inherit; `Vault.seal`
 reads it and, with the tool's actor, seals it into the header (encrypted and authenticated,
-see `core.envelope`). Nothing here is ever logged.
+see `core.envelope`). A memory command's write also records a fresh *write id*
+(`new_write_id`), so that after an ambiguous outcome (S3 applied the request but its answer
+was lost) a read-back can tell the tool's own write from another's. Nothing here is ever logged.
 """
 
 from __future__ import annotations
 
 import contextvars
 import json
+import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -25,20 +28,28 @@ class Attribution:
     actor: str = ""
     command: str = ""
     source: str = ""  # the path a rename copied the file from
+    write: str = ""  # the write id: unique to one PUT of a memory command ("" if none)
 
     def encode(self) -> bytes:
         record = {"a": self.actor, "c": self.command}
         if self.source and len(self.source.encode("utf-8")) <= MAX_SOURCE_BYTES:
             record["s"] = self.source
+        if self.write:
+            record["w"] = self.write
         return json.dumps(record, separators=(",", ":"), sort_keys=True, ensure_ascii=False).encode("utf-8")
 
     @classmethod
     def decode(cls, data: bytes) -> Attribution:
         try:
             record = json.loads(data.decode("utf-8"))
-            return cls(str(record["a"]), str(record["c"]), str(record.get("s", "")))
+            return cls(str(record["a"]), str(record["c"]), str(record.get("s", "")), str(record.get("w", "")))
         except (ValueError, KeyError, TypeError, UnicodeError):
             raise IntegrityError() from None
+
+
+def new_write_id() -> str:
+    """A fresh write id: 96 random bits as 24 hex digits."""
+    return secrets.token_hex(12)
 
 
 def validate_actor(actor: object) -> str:

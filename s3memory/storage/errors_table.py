@@ -116,7 +116,8 @@ def translate(err: Exception, operation: str) -> StorageError:
         cls = _ERROR_TABLE.get(code) or _ERROR_TABLE.get(status)
         if cls is None:
             cls = StorageUnavailable if status.startswith("5") or not status else StorageRefused
-        return cls(code, operation)
+        retries = err.response.get("ResponseMetadata", {}).get("RetryAttempts")
+        return cls(code, operation, retries=retries if isinstance(retries, int) else 0)
     if isinstance(err, BotoCoreError):
         name = type(err).__name__
         return _CLIENT_SIDE.get(name, StorageUnavailable)(name, operation)

@@ -94,27 +94,33 @@ class Vault:
 
     # -- crypto --
     def seal(
-        self, path: MemoryPath, plaintext: bytes, *, modified: int | None = None, keep: Attribution | None = None
+        self,
+        path: MemoryPath,
+        plaintext: bytes,
+        *,
+        modified: int | None = None,
+        keep: Attribution | None = None,
+        write_id: str = "",
     ) -> Sealed:
         """Seal under the agent's active branch key (format 2). `modified`: the content's change
         time to record (default now: every write of the tool changes content or its path).
-        The header records who writes (the tool's actor) and the command under way, or `keep`
-        (a reseal keeps the attribution the object had)."""
+        The header records who writes (the tool's actor), the command under way and `write_id`,
+        or `keep` (a reseal keeps the attribution the object had)."""
         branch = self.keystore.active()
         when = int(time.time()) if modified is None else modified
-        record = keep or self._attribution()
+        record = keep or self._attribution(write_id)
         body, header = envelope.seal(
             plaintext, branch, agent_id=self.agent_id, path=path.display, modified=when,
             attribution=None if record is None else record.encode(),
         )  # fmt: skip
         return Sealed(body, header.to_metadata())
 
-    def _attribution(self) -> Attribution | None:
+    def _attribution(self, write_id: str = "") -> Attribution | None:
         under_way = attribution.current()
-        if under_way is None and self.actor is None:
+        if under_way is None and self.actor is None and not write_id:
             return None
         base = under_way or Attribution()
-        return Attribution(self.actor or "", base.command, base.source)
+        return Attribution(self.actor or "", base.command, base.source, write_id)
 
     def attribution_of(self, path: MemoryPath, header: Header) -> Attribution | None:
         """The authenticated attribution record in `header` (None: the writer recorded none)."""
@@ -122,6 +128,15 @@ class Vault:
             return None
         data = envelope.open_attribution(header, self.input_key(header), agent_id=self.agent_id, path=path.display)
         return None if data is None else Attribution.decode(data)
+
+    def write_id_of(self, path: MemoryPath, metadata: dict[str, str]) -> str:
+        """The write id an object's header (its `metadata`, as stored at `path`) records; "" if it
+        records none or fails authentication (then it is not a write of ours)."""
+        try:
+            record = self.attribution_of(path, Header.from_metadata(metadata))
+        except IntegrityError:
+            return ""
+        return "" if record is None else record.write
 
     def input_key(self, header: Header) -> bytes:
         """The key an object's header names: its branch key (format 2) or its unwrapped data key (format 1)."""
@@ -151,9 +166,22 @@ class Vault:
         obj = self.store.get(self.key(path))
         return self.open_text(path, obj), obj.etag
 
-    def write(self, path: MemoryPath, text: str, *, if_none_match: bool = False, if_match: str | None = None) -> str:
-        """Seal and PUT `text` at `path` (conditionally). Returns the new ETag."""
-        sealed = self.seal(path, text.encode("utf-8"))
+    def read_tracked(self, path: MemoryPath) -> tuple[str, str, str]:
+        """(text, etag, write id) of the file at `path`: one GET, as `read`."""
+        obj = self.store.get(self.key(path))
+        return self.open_text(path, obj), obj.etag, self.write_id_of(path, obj.metadata)
+
+    def write(
+        self,
+        path: MemoryPath,
+        text: str,
+        *,
+        if_none_match: bool = False,
+        if_match: str | None = None,
+        write_id: str = "",
+    ) -> str:
+        """Seal and PUT `text` at `path` (conditionally), recording `write_id`. Returns the new ETag."""
+        sealed = self.seal(path, text.encode("utf-8"), write_id=write_id)
         key = self.key(path)
         tags = None if self.space.is_bookkeeping(key) else self.access.write_tags()
         etag = self.store.put(

@@ -15,6 +15,7 @@ from s3memory.errors import (
     KeyUnavailable,
     NamesMismatch,
     NotFound,
+    OutcomeUnknown,
     PreconditionFailed,
     S3MemoryError,
     StorageError,
@@ -44,6 +45,7 @@ WORDED_AS: dict[type[S3MemoryError], type[S3MemoryError]] = {
     PreconditionFailed: StorageError,
     ConditionalConflict: StorageError,
     StorageUnavailable: StorageError,
+    OutcomeUnknown: OutcomeUnknown,
     StorageRefused: StorageError,
     StorageMisconfigured: StorageMisconfigured,
     AccessDenied: AccessDenied,
@@ -99,6 +101,12 @@ WORDS: dict[type[S3MemoryError], tuple[str, str, str, str]] = {
         "S3 PutObject failed (SlowDown)",
         "S3 PutObject failed (SlowDown)",
     ),
+    OutcomeUnknown: (
+        "Error: Memory storage is unavailable right now (SlowDown) and did not confirm the change to /memories/a.md; "
+        "it may have been applied. View /memories/a.md to check before trying again.",
+    )
+    * 2
+    + ("S3 PutObject failed (SlowDown); the change may have been applied", "S3 PutObject failed (SlowDown)"),
     StorageMisconfigured: (
         "Error: Memory storage is not configured correctly (SlowDown); nothing was changed. An operator must fix "
         "the configuration.",
@@ -170,3 +178,13 @@ def test_an_error_code_has_one_fix_and_the_cli_prints_it() -> None:
         "this agent's file names are being migrated; run `s3memory migrate --agent ID --names MODE` again to "
         "finish (it resumes where it stopped)"
     )
+
+
+def test_an_unconfirmed_change_names_every_path_it_touched() -> None:
+    err = OutcomeUnknown("ConnectionClosedError", "PutObject", paths=("/memories/a.md", "/memories/b.md"))
+    assert for_model(err, "/memories/a.md") == (
+        "Error: Memory storage is unavailable right now (ConnectionClosedError) and did not confirm the change to "
+        "/memories/a.md and /memories/b.md; it may have been applied. View /memories/a.md and /memories/b.md to "
+        "check before trying again."
+    )
+    assert err.kind == "transient"

@@ -340,18 +340,23 @@ def test_crash_during_recovery_at_every_call(s3, killer, new_tool):
 @pytest.mark.slow
 @pytest.mark.parametrize("op", ["rename", "delete"])
 def test_slowdown_at_every_call_same_tool_completes(s3, killer, new_tool, op):
-    """A SlowDown at call k: the exact error, nothing lost, and the same tool's next command finishes."""
-    command, _, after, view_after = OPS[op]
+    """A SlowDown at call k: the exact error, nothing lost, and the same tool's next command finishes.
+
+    At the intent record's PUT (k == intent_at) a read-back proves that no record was stored:
+    nothing was changed. At the record's release (the last call) the change is done: it is
+    answered as done, and the next command releases the record."""
+    command, success, after, view_after = OPS[op]
     calls = _count(s3, killer, new_tool, op)
     n, intent_at = len(calls), _intent_index(calls)
+    assert calls[-1] == "s3:DeleteObject"  # the release
     for k in range(1, n + 1):
         agent = f"slow-{op}-{k}"
         actor = _prepare(s3, new_tool, agent)
         killer.arm(k, persistent=False)
-        message = err(actor, **command)
+        message = ok(actor, **command) if k == n else err(actor, **command)
         assert killer.fired == 1
         killer.arm(None)
-        assert message == (PARTIAL if k >= intent_at else NOTHING), f"k={k}"
+        assert message == (success if k == n else PARTIAL if k > intent_at else NOTHING), f"k={k}"
         vault = _vault(s3, agent)
         _assert_no_loss(vault) if op == "rename" else _assert_all_or_none(vault)
         done = k > intent_at

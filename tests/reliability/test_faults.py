@@ -474,20 +474,18 @@ def test_directory_rename_survives_a_lost_answer_at_each_step_kind(local_s3, bac
     assert [_local_text(local_s3, f"/memories/dst/{n}.md") for n in ("a", "b", "c")] == ["a", "b", "c"]
 
 
-def test_create_whose_answer_was_lost_reports_already_exists(local_s3, backoff):
-    """Known limit (SECURITY.md): the retried If-None-Match PUT meets our own object and gets 412.
-
-    The file holds exactly the text sent; only the answer is wrong. Telling our own write from a
-    concurrent identical create would need a read that breaks "exactly one create wins".
-    """
+def test_create_whose_answer_was_lost_is_created(local_s3, backoff):
+    """The retried If-None-Match PUT meets our own object and gets 412 (once a documented limit:
+    "already exists"). The write id sealed in the object's header tells it is ours (one HEAD)."""
     with _local_tool(local_s3) as tool:
         # The agent's first write: PutObject 1 and 2 create its keystore (claim, index entry), 3 is the file.
         lose = LoseAnswer(local_s3, "PutObject", 3)
-        assert err(tool, command="create", path="/memories/n.md", file_text="mine\n") == (
-            "Error: File /memories/n.md already exists"
+        assert ok(tool, command="create", path="/memories/n.md", file_text="mine\n") == (
+            "File created successfully at: /memories/n.md"
         )
     assert lose.lost == 1
     assert lose.calls["PutObject"] == 3
+    assert lose.calls["HeadObject"] == 1  # the read-back, made only because the 412 followed a retry
     assert _local_text(local_s3, "/memories/n.md") == "mine\n"
 
 

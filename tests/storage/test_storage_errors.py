@@ -239,13 +239,15 @@ def partial(code: str, display: str) -> str:
 def test_directory_change_failing_at_its_intent_record(
     ready: Any, s3: Any, command: dict[str, Any], display: str
 ) -> None:
-    """A failed PUT of the intent record may still have been stored (a 5xx is ambiguous), and a stored
-    record is completed by the next command, so the model is told the change may still happen."""
+    """A failed PUT of the intent record may still have been stored (a 5xx is ambiguous): a read-back
+    (one HEAD) shows it was not, so the model is told that nothing was changed, not that an
+    unfinished change will be completed."""
     before = bucket_state(s3)
     fail = Fail(s3, "PutObject", slow_down())
     message = err(ready, **command)
     fail.remove()
-    assert message == partial("SlowDown", display)
+    assert message == "Error: Memory storage is unavailable right now (SlowDown); nothing was changed. Try again."
+    assert display not in message  # no "while changing": no change was left to complete
     assert_clean(message)
     assert bucket_state(s3) == before  # here the record was refused, so nothing at all changed
     assert ok(ready, **command).startswith("Successfully")
