@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from typing import TYPE_CHECKING
 
 from .context import (
     Context,
@@ -20,6 +21,9 @@ from .context import (
 from .exits import EXIT_FAILED, EXIT_OK, Failed, UsageError
 from .progress import count
 
+if TYPE_CHECKING:
+    from s3memory.admin.history import Change
+
 
 def _versioning_note(ctx: Context) -> None:
     status = ctx.store.versioning()
@@ -33,7 +37,6 @@ def _versioning_note(ctx: Context) -> None:
 
 def run_history(args: argparse.Namespace) -> int:
     from s3memory.admin.history import history
-    from s3memory.admin.restore import migrated_at
 
     started = time.monotonic()
     with connect(args) as ctx:
@@ -41,12 +44,11 @@ def run_history(args: argparse.Namespace) -> int:
         vault = ctx.vault(args.agent)
         path = vault.parse(args.path) if args.path else None
         report = history(ctx.store, vault, path, ctx.pool)
-        moved = migrated_at(vault)
-    if moved is not None:
+    if report.migrated_at is not None:
         sys.stderr.write(
             f"note: the file names of agent {args.agent} were converted (s3memory migrate) at "
-            f"{moved.strftime('%Y-%m-%dT%H:%M:%SZ')}; versions from before are stored under the old names "
-            "and not shown\n"
+            f"{report.migrated_at.strftime('%Y-%m-%dT%H:%M:%SZ')}; versions from before are stored under the "
+            "old names and marked (old names)\n"
         )
     if args.json:
         emit_json(
@@ -57,22 +59,39 @@ def run_history(args: argparse.Namespace) -> int:
                     "action": c.action,
                     "size": c.size,
                     "actor": c.actor or None,
+                    "command": c.command or None,
                     "version": c.version_id,
                     "current": c.latest,
+                    "repeats": c.repeats or None,
+                    "old_names": c.old_names,
                 }
                 for c in report.changes
             ]
         )
     else:
         for c in report.changes:
-            when = c.time.strftime("%Y-%m-%dT%H:%M:%SZ") if c.time else "-"
-            size = "-" if c.size is None else count(c.size, "byte")
-            current = " (current)" if c.latest and c.size is not None else ""
-            say(f"{when}  {c.action:<9} {c.path}  {size}  actor {c.actor or '-'}  version {c.version_id}{current}")
+            say(_history_line(c))
     print_problems(report.problems)
     line = f"{count(len(report.changes), 'version')} in {time.monotonic() - started:.2f} s"
     print_summary(line + failed_suffix(report.problems), args.json)
     return EXIT_FAILED if report.problems else EXIT_OK
+
+
+def _history_line(c: Change) -> str:
+    when = c.time.strftime("%Y-%m-%dT%H:%M:%SZ") if c.time else "-"
+    size = "-" if c.size is None else count(c.size, "byte")
+    current = " (current)" if c.latest and c.size is not None and not c.old_names else ""
+    actor = f"actor {c.actor or '-'}"
+    if c.size is None and c.command and c.command != "delete":
+        actor += f" ({c.command})"  # a deletion made by an operator command: restore, prune, ...
+    notes = ""
+    if c.action == "replayed":
+        notes += f"  repeats the sealed bytes of version {c.repeats}"
+    elif c.action == "migrated":
+        notes += f"  copy of version {c.repeats}"
+    if c.old_names:
+        notes += "  (old names)"
+    return f"{when}  {c.action:<9} {c.path}  {size}  {actor}  version {c.version_id}{current}{notes}"
 
 
 def run_show(args: argparse.Namespace) -> int:

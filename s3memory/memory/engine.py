@@ -205,9 +205,8 @@ class Memory:
             raise CommandError(fmt.cannot_delete_root())
         with self._failures(path.display):
             self._begin(path, subtree=True)
-            key = self.vault.key(path)
             if self.placement.is_file(path):
-                self.vault.store.delete(key)
+                self.vault.delete(path)
                 self.policy.deleted()
                 return fmt.deleted(path.display)
             listing = self.placement.listing(path)

@@ -1,0 +1,132 @@
+"""An audit trail that answers an auditor (issue 23, items 5-9): who deleted, replays marked,
+migrations shown as the operator's, honest failures, deletion versions, restore to the future,
+and an import that does not rewrite what is already there."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tests.support import BUCKET, ok
+from tests.support.cli import run
+
+ANN = "agents/ann/"
+
+
+def versions_of(s3: Any, key: str) -> list[dict[str, Any]]:
+    resp = s3.list_object_versions(Bucket=BUCKET, Prefix=key)
+    return [v for v in resp.get("Versions", []) if v["Key"] == key]
+
+
+def history_rows(capsys: Any, *args: str) -> list[dict[str, Any]]:
+    code, out, _ = run(capsys, "history", "--agent", "ann", "--json", *args)
+    assert code == 0, out
+    rows: list[dict[str, Any]] = json.loads(out)
+    return rows
+
+
+# -- 5: who deleted ------------------------------------------------------------------------------
+
+
+def test_history_names_who_deleted_a_file(capsys: Any, versioned: Any, make_tool: Any) -> None:
+    """Old code: `actor -` (None) for every deletion."""
+    ok(make_tool("ann", actor="alice"), command="create", path="/memories/a.md", file_text="x\n")
+    ok(make_tool("ann", actor="bob"), command="delete", path="/memories/a.md")
+    newest = history_rows(capsys, "/memories/a.md")[0]
+    assert (newest["action"], newest["actor"], newest["command"], newest["size"]) == ("deleted", "bob", "delete", None)
+    _, out, _ = run(capsys, "history", "--agent", "ann", "/memories/a.md")
+    assert "  deleted   /memories/a.md  -  actor bob  version " in out.splitlines()[0]
+
+
+def test_a_delete_by_restore_shows_the_operator_and_the_command(
+    capsys: Any, versioned: Any, make_tool: Any, monkeypatch: Any
+) -> None:
+    """Old code: the file restore deleted showed `actor -`."""
+    import time
+    from datetime import datetime, timezone
+
+    ok(make_tool("ann", actor="alice"), command="create", path="/memories/keep.md", file_text="k\n")
+    time.sleep(1.1)  # S3 times have whole seconds
+    at = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    time.sleep(1.1)
+    ok(make_tool("ann", actor="alice"), command="create", path="/memories/new.md", file_text="n\n")
+    monkeypatch.setenv("S3MEMORY_ACTOR", "auditor")
+    assert run(capsys, "restore", "--agent", "ann", "--at", at)[0] == 0
+    newest = history_rows(capsys, "/memories/new.md")[0]
+    assert (newest["action"], newest["actor"], newest["command"]) == ("deleted", "auditor", "restore")
+    _, out, _ = run(capsys, "history", "--agent", "ann", "/memories/new.md")
+    assert "  deleted   /memories/new.md  -  actor auditor (restore)  version " in out.splitlines()[0]
+
+
+def test_a_deletion_record_moved_to_another_marker_is_a_problem(capsys: Any, versioned: Any, make_tool: Any) -> None:
+    """A bucket writer cannot make one deletion's record claim another's: the record names both."""
+    from s3memory.storage.deletions import record_path
+
+    bob = make_tool("ann", actor="bob")
+    for name in ("a", "b"):
+        ok(bob, command="create", path=f"/memories/{name}.md", file_text="x\n")
+    ok(bob, command="delete", path="/memories/a.md")
+    ok(make_tool("ann"), command="delete", path="/memories/b.md")  # no actor: no record
+    markers = {
+        m["Key"]: m["VersionId"] for m in versioned.list_object_versions(Bucket=BUCKET, Prefix=ANN)["DeleteMarkers"]
+    }
+    folder = ANN + ".s3memory/deletions/"
+    records = [o["Key"] for o in versioned.list_objects_v2(Bucket=BUCKET, Prefix=folder)["Contents"]]
+    assert records == [ANN + "/".join(record_path(markers[ANN + "a.md"]).segments)]
+    body = versioned.get_object(Bucket=BUCKET, Key=records[0])
+    forged = ANN + "/".join(record_path(markers[ANN + "b.md"]).segments)
+    versioned.put_object(Bucket=BUCKET, Key=forged, Body=body["Body"].read(), Metadata=body["Metadata"])
+    code, out, _ = run(capsys, "history", "--agent", "ann", "/memories/b.md")
+    assert code == 1
+    assert f"failed: ann:/memories/b.md: version {markers[ANN + 'b.md']}: failed its integrity check" in out
+
+
+# -- 6: a replayed version is marked ---------------------------------------------------------------
+
+
+def test_history_marks_a_replayed_version(capsys: Any, versioned: Any, make_tool: Any) -> None:
+    """Old code: the replayed bytes showed as an ordinary edit by the original actor."""
+    tool = make_tool("ann", actor="alice")
+    ok(tool, command="create", path="/memories/a.md", file_text="pay 10\n")
+    ok(tool, command="str_replace", path="/memories/a.md", old_str="10", new_str="1000")
+    oldest = versions_of(versioned, ANN + "a.md")[-1]
+    old = versioned.get_object(Bucket=BUCKET, Key=ANN + "a.md", VersionId=oldest["VersionId"])
+    versioned.put_object(Bucket=BUCKET, Key=ANN + "a.md", Body=old["Body"].read(), Metadata=old["Metadata"])
+    rows = history_rows(capsys, "/memories/a.md")
+    assert [(r["action"], r["repeats"]) for r in rows] == [
+        ("replayed", oldest["VersionId"]),
+        ("edited", None),
+        ("created", None),
+    ]
+    _, out, _ = run(capsys, "history", "--agent", "ann", "/memories/a.md")
+    assert out.splitlines()[0].endswith(f" (current)  repeats the sealed bytes of version {oldest['VersionId']}")
+    assert "  replayed  /memories/a.md  7 bytes  actor alice  version " in out.splitlines()[0]
+
+
+# -- 7: a migration is the operator's action; the earlier history stays --------------------------
+
+
+def test_history_after_migrate_shows_the_operator_and_the_earlier_versions(
+    capsys: Any, versioned: Any, make_tool: Any, monkeypatch: Any
+) -> None:
+    """Old code: the copies showed as `created` by alice, and the earlier versions were hidden."""
+    tool = make_tool("ann", actor="alice")
+    ok(tool, command="create", path="/memories/a.md", file_text="one\n")
+    ok(tool, command="str_replace", path="/memories/a.md", old_str="one", new_str="two")
+    monkeypatch.setenv("S3MEMORY_ACTOR", "ops")
+    assert run(capsys, "migrate", "--agent", "ann", "--names", "encrypted", "-q")[0] == 0
+    rows = history_rows(capsys, "/memories/a.md")
+    assert [(r["action"], r["actor"], r["command"], r["old_names"], r["current"]) for r in rows] == [
+        ("migrated", "ops", "migrate", False, True),
+        ("edited", "alice", "str_replace", True, False),
+        ("created", "alice", "create", True, False),
+    ]
+    assert rows[0]["repeats"] == rows[1]["version"]
+    # The whole memory's history too, and an edit after the migration is an ordinary edit.
+    ok(make_tool("ann", actor="alice", names="encrypted"), command="str_replace", path="/memories/a.md",
+       old_str="two", new_str="three")  # fmt: skip
+    every = history_rows(capsys)
+    assert [r["action"] for r in every] == ["edited", "migrated", "edited", "created"], every
+    _, out, _ = run(capsys, "history", "--agent", "ann")
+    assert out.splitlines()[1].endswith(f"copy of version {rows[1]['version']}")
+    assert out.splitlines()[2].endswith("(old names)")
