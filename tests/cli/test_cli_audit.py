@@ -130,3 +130,42 @@ def test_history_after_migrate_shows_the_operator_and_the_earlier_versions(
     _, out, _ = run(capsys, "history", "--agent", "ann")
     assert out.splitlines()[1].endswith(f"copy of version {rows[1]['version']}")
     assert out.splitlines()[2].endswith("(old names)")
+
+
+# -- 8: what cannot be checked, and keys that were destroyed -------------------------------------
+
+
+def test_verify_history_on_an_unversioned_bucket_says_it_cannot_check_history(
+    capsys: Any, env: Any, make_tool: Any
+) -> None:
+    """Old code: exit 0, nothing said."""
+    ok(make_tool("ann"), command="create", path="/memories/a.md", file_text="x")
+    code, out, error = run(capsys, "verify", "--agent", "ann", "--history")
+    assert (code, out) == (2, "")
+    assert error == (
+        f"s3memory: error: verify --history needs S3 versioning, which is not enabled for bucket {BUCKET}: "
+        "there are no earlier versions to check for replays; run verify without --history\n"
+    )
+    assert run(capsys, "verify", "--agent", "ann")[0] == 0
+
+
+def test_after_shred_keys_only_reads_say_the_keys_were_destroyed(capsys: Any, versioned: Any, make_tool: Any) -> None:
+    """Old code: "failed its integrity check", which reads as tampering."""
+    ok(make_tool("ann"), command="create", path="/memories/a.md", file_text="secret\n")
+    assert run(capsys, "shred", "--agent", "ann", "--keys-only", "--yes")[0] == 0
+    from tests.support import err
+
+    assert err(make_tool("ann"), command="view", path="/memories/a.md") == (
+        "Error: The file /memories/a.md cannot be read: the keys it was encrypted with were destroyed. "
+        "Retrying will not help."
+    )
+    reason = "its keys were destroyed (s3memory shred --keys-only); it can never be read again"
+    code, out, _ = run(capsys, "verify", "--agent", "ann")
+    assert code == 1
+    assert f"failed: ann:/memories/a.md: {reason}\n" in out
+    assert run(capsys, "cat", "--agent", "ann", "/memories/a.md") == (
+        1,
+        "",
+        "s3memory: error: The file /memories/a.md cannot be read: the keys it was encrypted with were destroyed. "
+        "Retrying will not help.\n",
+    )
