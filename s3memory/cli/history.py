@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
 from .context import (
@@ -95,17 +96,26 @@ def _history_line(c: Change) -> str:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    from s3memory.admin.history import show
+    from s3memory.admin.history import file_versions, show
     from s3memory.core import render
     from s3memory.core.limits import DEFAULT_MAX_VIEW_CHARS
-    from s3memory.errors import NotFound
+    from s3memory.errors import NotFound, StorageRefused
 
     with connect(args) as ctx:
         vault = ctx.vault(args.agent)
         path = vault.parse(args.path)
         try:
             text = show(ctx.store, vault, path, args.version)
-        except NotFound:
+        except (NotFound, StorageRefused) as err:
+            # S3 answers a delete marker's version with 404 or 405: the listing tells which it is.
+            markers = [v for v in file_versions(ctx.store, vault.key(path)) if v.version_id == args.version]
+            if markers and markers[0].delete_marker:
+                raise Failed(
+                    f"version {args.version} of {path.display} is its deletion (a delete marker): it has no text; "
+                    "`s3memory history` lists the versions before it"
+                ) from None
+            if isinstance(err, StorageRefused):
+                raise
             raise Failed(f"{path.display} has no version {args.version}; `s3memory history` lists them") from None
     say(render.file_view(path.display, text, None, DEFAULT_MAX_VIEW_CHARS))
     return EXIT_OK
@@ -148,6 +158,12 @@ def run_restore(args: argparse.Namespace) -> int:
         at = parse_time(args.at)
     except ValueError as err:
         raise UsageError(f"--at: {err}") from None
+    now = datetime.now(timezone.utc)
+    if at > now:
+        raise UsageError(
+            f"--at: {args.at} is in the future (it is {now.strftime('%Y-%m-%dT%H:%M:%SZ')} now): every file is "
+            "already as it will be then; give an earlier time (`s3memory history` lists the changes)"
+        )
     started = time.monotonic()
     with connect(args) as ctx:
         if ctx.store.versioning() != "Enabled":

@@ -169,3 +169,54 @@ def test_after_shred_keys_only_reads_say_the_keys_were_destroyed(capsys: Any, ve
         "s3memory: error: The file /memories/a.md cannot be read: the keys it was encrypted with were destroyed. "
         "Retrying will not help.\n",
     )
+
+
+# -- 9: a deletion's version, a time in the future, an identical import ---------------------------
+
+
+def test_show_of_a_delete_marker_says_it_is_the_deletion(capsys: Any, versioned: Any, make_tool: Any) -> None:
+    """Old code: "has no version", although history lists it."""
+    tool = make_tool("ann")
+    ok(tool, command="create", path="/memories/a.md", file_text="x\n")
+    ok(tool, command="delete", path="/memories/a.md")
+    marker = history_rows(capsys, "/memories/a.md")[0]
+    assert marker["action"] == "deleted"
+    code, out, error = run(capsys, "show", "--agent", "ann", "/memories/a.md", "--version", marker["version"])
+    assert (code, out) == (1, "")
+    assert error == (
+        f"s3memory: error: version {marker['version']} of /memories/a.md is its deletion (a delete marker): "
+        "it has no text; `s3memory history` lists the versions before it\n"
+    )
+    code, _, error = run(capsys, "show", "--agent", "ann", "/memories/a.md", "--version", "nope")
+    assert code == 1
+    assert "/memories/a.md has no version nope; `s3memory history` lists them" in error
+
+
+def test_restore_to_a_future_time_is_refused(capsys: Any, versioned: Any, make_tool: Any) -> None:
+    """Old code: "would restore 0 files", exit 0, no warning."""
+    ok(make_tool("ann"), command="create", path="/memories/a.md", file_text="x\n")
+    for extra in ((), ("--dry-run",)):
+        code, out, error = run(capsys, "restore", "--agent", "ann", "--at", "2999-01-01T00:00:00Z", *extra)
+        assert (code, out) == (2, "")
+        assert error.startswith("s3memory: error: --at: 2999-01-01T00:00:00Z is in the future (it is ")
+        assert error.endswith(
+            " now): every file is already as it will be then; give an earlier time "
+            "(`s3memory history` lists the changes)\n"
+        )
+
+
+def test_import_overwrite_skips_identical_files(capsys: Any, versioned: Any, make_tool: Any, tmp_path: Any) -> None:
+    """Old code: every --overwrite added a version, even of a file whose text was unchanged."""
+    ok(make_tool("ann"), command="create", path="/memories/same.md", file_text="same\n")
+    ok(make_tool("ann"), command="create", path="/memories/diff.md", file_text="old\n")
+    (tmp_path / "same.md").write_text("same\n")
+    (tmp_path / "diff.md").write_text("new\n")
+    code, out, _ = run(capsys, "import", "--agent", "ann", str(tmp_path), "--overwrite", "-q")
+    assert code == 0
+    assert out.splitlines()[:2] == [
+        "overwrote /memories/diff.md (4 bytes)",
+        "skipped /memories/same.md: the same text is stored (no new version)",
+    ]
+    assert out.splitlines()[2].endswith(" s (1 skipped as unchanged)")
+    assert len(versions_of(versioned, ANN + "same.md")) == 1
+    assert len(versions_of(versioned, ANN + "diff.md")) == 2
