@@ -199,6 +199,9 @@ def migrating(s3: Any, agent: str) -> None:
 
 
 def test_verify_of_every_agent_goes_on_past_one_being_migrated(capsys: Any, both: Any, s3: Any) -> None:
+    from tests.support import enable_versioning
+
+    enable_versioning(s3)  # --history needs versioning (without it: exit 2)
     migrating(s3, PLN)
     code, out, _ = run(capsys, "verify", "-q", "--history")
     assert code == 1
