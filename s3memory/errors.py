@@ -157,3 +157,12 @@ class IntegrityError(S3MemoryError):
 
     def __init__(self) -> None:
         super().__init__("object failed its integrity check")
+
+
+class KeysDestroyed(IntegrityError):
+    """The object names a branch key its agent's keystore does not hold, and `s3memory shred
+    --keys-only` destroyed that agent's keys (it leaves a note in the keystore). Not a sign of
+    tampering, so it is worded apart; it is still an `IntegrityError` (unreadable)."""
+
+    def __init__(self) -> None:
+        S3MemoryError.__init__(self, "the keys of this object were destroyed")

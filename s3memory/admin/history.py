@@ -10,7 +10,7 @@ and commitment: the same sealed bytes put back by a bucket writer).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from s3memory.core.envelope import Header, plaintext_size
@@ -21,6 +21,7 @@ from s3memory.storage.admin_store import AdminStore, Version
 from s3memory.storage.concurrency import Pool
 from s3memory.storage.vault import Vault
 
+from .audit import AuditRecords, both_encodings, migrated_at, newest_first
 from .common import Problem
 
 ACTIONS = {
@@ -34,17 +35,21 @@ class Change:
 
     time: datetime | None
     path: str
-    action: str  # created, edited, deleted, renamed-from {path}, imported, or the command's name
+    action: str  # created, edited, deleted, renamed-from {path}, imported, restored, migrated, replayed
     size: int | None  # plaintext bytes; None for a deletion
     actor: str  # "" when the writer recorded none
     version_id: str
     latest: bool
+    command: str = ""  # the command the writer (or deleter) recorded, "" when none
+    repeats: str = ""  # replayed: the older version whose sealed bytes it repeats; migrated: the version it copies
+    old_names: bool = False  # stored under the file-name encoding the agent was migrated from
 
 
 @dataclass
 class HistoryReport:
     changes: list[Change] = field(default_factory=list)  # newest first
     problems: list[Problem] = field(default_factory=list)
+    migrated_at: datetime | None = None  # when the agent's file names were last converted
 
 
 def _versions(store: AdminStore, vault: Vault, prefix: str) -> list[tuple[MemoryPath, Version]]:
@@ -70,62 +75,102 @@ def _scoped(store: AdminStore, vault: Vault, path: MemoryPath | None) -> list[tu
 
 
 def merged_versions(store: AdminStore, vault: Vault, path: MemoryPath | None) -> dict[MemoryPath, list[Version]]:
-    """Per file under `path`: its versions and delete markers, newest first."""
+    """Per file under `path`: its versions and delete markers, newest first (current names only)."""
     found: dict[MemoryPath, list[Version]] = {}
     for shown, version in _scoped(store, vault, path):
         found.setdefault(shown, []).append(version)
-    return {shown: _merge(versions) for shown, versions in found.items()}
+    return {shown: newest_first(versions) for shown, versions in found.items()}
 
 
 def _header(store: AdminStore, version: Version) -> Header:
     return Header.from_metadata(store.version_metadata(version.key, version.version_id))
 
 
+_Item = tuple[MemoryPath, Version, bool]  # path, version, stored under the old names
+
+
 def history(store: AdminStore, vault: Vault, path: MemoryPath | None, pool: Pool) -> HistoryReport:
-    """Every version of the file at `path` (or of everything under it, or of the whole memory)."""
-    # (path, version, the version before it, its place in its file's listing: 0 is the newest)
-    items = [
-        (shown, version, versions[n + 1] if n + 1 < len(versions) else None, n)
-        for shown, versions in merged_versions(store, vault, path).items()
-        for n, version in enumerate(versions)
-    ]
+    """Every version of the file at `path` (or of everything under it, or of the whole memory),
+    under both file-name encodings if the agent's names were converted (`migrate`)."""
+    report = HistoryReport(migrated_at=migrated_at(vault))
+    listed = both_encodings(store, vault, path) if report.migrated_at is not None else None
+    if listed is None:
+        listed = {p: [(v, False) for v in versions] for p, versions in merged_versions(store, vault, path).items()}
+    records = AuditRecords.read(store, vault, pool, report.problems)
+    items = [(shown, version, old) for shown, versions in listed.items() for version, old in versions]
 
-    def describe(item: tuple[MemoryPath, Version, Version | None, int]) -> Change:
-        shown, version, before, _ = item
+    def describe(item: _Item) -> tuple[Change, tuple[bytes, bytes] | None]:
+        shown, version, old = item
         if version.delete_marker:
-            return Change(version.last_modified, shown.display, "deleted", None, "", version.version_id, version.latest)
-        record = vault.attribution_of(shown, _header(store, version))
-        action = "created" if before is None or before.delete_marker else "edited"
-        actor = ""
-        if record is not None:
-            actor = record.actor
-            if record.command == "rename" and record.source:
-                action = f"renamed-from {record.source}"
-            elif record.command in ACTIONS:
-                action = ACTIONS[record.command]
+            who = records.deleted_by(shown, version)
+            actor, command = (who.actor, who.command) if who is not None else ("", "")
+            change = Change(version.last_modified, shown.display, "deleted", None, actor, version.version_id,
+                            version.latest, command, old_names=old)  # fmt: skip
+            return change, None
+        header = _header(store, version)
+        record = vault.attribution_of(shown, header)
         size = plaintext_size(version.size)
-        return Change(version.last_modified, shown.display, action, size, actor, version.version_id, version.latest)
+        actor, command = (record.actor, record.command) if record is not None else ("", "")
+        action = ""
+        if record is not None and record.command == "rename" and record.source:
+            action = f"renamed-from {record.source}"
+        change = Change(version.last_modified, shown.display, action, size, actor, version.version_id,
+                        version.latest, command, old_names=old)  # fmt: skip
+        return change, (header.salt, header.commitment)
 
-    report = HistoryReport()
-    described: list[tuple[Change, int]] = []
+    described: dict[Version, tuple[Change, tuple[bytes, bytes] | None]] = {}
     for item, future in pool.completed(describe, items):
         try:
-            described.append((future.result(), item[3]))
+            described[item[1]] = future.result()
         except (StorageError, KeyUnavailable, IntegrityError, CommandError) as err:
             why = f"version {item[1].version_id}: {for_report(err)}"
             report.problems.append(Problem(vault.agent_id, item[0].display, why))
+    ordered: list[tuple[Change, int]] = []
+    for versions in listed.values():
+        changes = _actions([(v, old, described[v]) for v, old in versions if v in described], records)
+        ordered += [(change, n) for n, change in enumerate(changes)]
     # Newest first; S3 times have whole seconds, so within one file the listing's order breaks ties.
-    described.sort(key=lambda pair: (-_stamp(pair[0].time), pair[1], pair[0].path))
-    report.changes = [change for change, _ in described]
+    ordered.sort(key=lambda pair: (-_stamp(pair[0].time), pair[1], pair[0].path))
+    report.changes = [change for change, _ in ordered]
     report.problems.sort()
     return report
 
 
-def _merge(versions: list[Version]) -> list[Version]:
-    """One key's versions and delete markers, newest first. S3 lists each kind newest first (so a
-    stable sort keeps that order within a kind); between kinds, time decides, and at equal times the
-    latest one, then a delete marker (a delete follows the write it removes), comes first."""
-    return sorted(versions, key=lambda v: (-_stamp(v.last_modified), not v.latest, not v.delete_marker))
+def _actions(
+    versions: list[tuple[Version, bool, tuple[Change, tuple[bytes, bytes] | None]]], records: AuditRecords
+) -> list[Change]:
+    """One file's changes, newest first, with the action each one was: walked oldest first, so a
+    version that repeats an older one's sealed bytes (same salt and commitment: every write draws a
+    fresh salt) is told apart: the first copy under the new names of a version under the old ones
+    is the migration; any other repeat is a replay. The delete marker a migration leaves at the old
+    key (right after the version it copied) is part of the migration and not shown."""
+    seen: dict[tuple[bytes, bytes], Version] = {}
+    copied: set[Version] = set()  # old-names versions that have their migrated copy
+    migrated_keys: set[str] = set()
+    before: dict[str, Version] = {}  # per key, the version before the one at hand
+    walked: list[tuple[Change, Version | None]] = []  # each change, and a delete marker's version before
+    for version, old, (change, fingerprint) in reversed(versions):
+        previous = before.get(version.key)
+        before[version.key] = version
+        if fingerprint is None:
+            walked.append((change, previous if old else None))
+            continue
+        twin = seen.get(fingerprint)
+        action, actor, command, repeats = change.action, change.actor, change.command, ""
+        if twin is not None and twin.key != version.key and not old and version.key not in migrated_keys:
+            migrated_keys.add(version.key)
+            copied.add(twin)
+            who = records.migrated_by(version.last_modified)
+            action, repeats = "migrated", twin.version_id
+            actor, command = (who.actor if who is not None else ""), "migrate"
+        elif twin is not None:
+            action, repeats = "replayed", twin.version_id
+        elif not action:
+            created = previous is None or previous.delete_marker
+            action = ACTIONS.get(command, "created" if created else "edited")
+        seen.setdefault(fingerprint, version)
+        walked.append((replace(change, action=action, actor=actor, command=command, repeats=repeats), None))
+    return [change for change, previous in reversed(walked) if previous is None or previous not in copied]
 
 
 def _stamp(when: datetime | None) -> float:

@@ -30,6 +30,7 @@ from s3memory.storage.keyspace import AgentKeyspace
 from s3memory.storage.names import with_codec
 from s3memory.storage.vault import Vault
 
+from .audit import record_migration
 from .common import Problem, Tracker, is_folder_marker
 
 
@@ -80,6 +81,8 @@ def migrate(vault: Vault, target: NameMode, pool: Pool, tracker: Tracker) -> Mig
         seq, mode = vault.keystore.claim_names(seq + 1, f"to-{target}")
         if mode != f"to-{target}":
             raise _changed(vault.agent_id, mode)
+    if mode != target:  # who migrates, for `history` (the copies keep their writers' attribution)
+        record_migration(vault, seq, NameMode(target).value)
     objects = [
         o for o in vault.store.list_all(vault.root) if not is_folder_marker(o) and not space.is_bookkeeping(o.key)
     ]

@@ -20,10 +20,9 @@ import contextlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from typing import Literal
 
-from s3memory.core.keyring import is_names_claim
 from s3memory.core.paths import RESERVED_SEGMENT, MemoryPath
 from s3memory.errors import CommandError, IntegrityError, KeyUnavailable, NotFound, PreconditionFailed, StorageError
 from s3memory.memory.explain import for_report
@@ -32,6 +31,7 @@ from s3memory.storage.attribution import attributed
 from s3memory.storage.concurrency import Pool
 from s3memory.storage.vault import Vault
 
+from .audit import migrated_at
 from .common import Problem, Tracker
 from .history import merged_versions
 
@@ -118,19 +118,6 @@ def parse_time(text: str) -> datetime:
     return when
 
 
-def migrated_at(vault: Vault) -> datetime | None:
-    """When the agent's file names were last converted (its newest name mode claim), rounded up to
-    a whole second (the precision of --at), or None."""
-    keystore = vault.keystore
-    claims = keystore.store.list_all(keystore.folder + "names.")
-    times = [o.last_modified for o in claims if o.last_modified and is_names_claim(o.key[len(keystore.folder) :])]
-    newest = max(times, default=None)
-    if newest is None:
-        return None
-    whole = newest.astimezone(timezone.utc).replace(microsecond=0)
-    return whole if whole == newest else whole + timedelta(seconds=1)
-
-
 def plan(store: AdminStore, vault: Vault, at: datetime, scope: MemoryPath | None) -> list[Planned]:
     """What to write or delete so that every file under `scope` is as it was at `at`.
 
@@ -163,7 +150,8 @@ def _apply(store: AdminStore, vault: Vault, step: Planned) -> Literal["written",
     if step.step == "delete":
         if current is None:
             return "unchanged"
-        store.delete(key, if_match=current.etag)
+        with attributed("restore"):
+            vault.delete(step.path, if_match=current.etag)
         return "deleted"
     text = vault.open_text(step.path, store.get_version(key, step.version_id))
     if current is not None and vault.read(step.path)[0] == text:

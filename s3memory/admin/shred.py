@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from s3memory.core.keyring import SHREDDED
 from s3memory.storage.admin_store import AdminStore, Version
 from s3memory.storage.concurrency import Pool
 from s3memory.storage.keyspace import AgentKeyspace
@@ -42,6 +43,9 @@ def shred(
     are left alone: they are the evidence of what could not be shredded, and purging them would
     hide that a copy of a key remains."""
     keys = purge(keystore, space, pool, tracker, root=space.keystore_prefix)
+    if keys_only and not (keys.problems or keys.remaining) and keys.deleted:
+        # The note that tells a reader its keys were destroyed, not that it was tampered with.
+        keystore.put(space.keystore_prefix + SHREDDED, b"destroyed by s3memory shred --keys-only\n", {})
     if keys_only or keys.problems or keys.remaining:
         return ShredReport(keys, None)
     return ShredReport(keys, purge(store, space, pool, tracker))

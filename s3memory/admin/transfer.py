@@ -7,14 +7,16 @@ so teams can move between the SDK's local tool and S3 in both directions.
 
 Every object is authenticated while it is exported; every imported path is validated like a
 path the model sends, checked against the size limit and the secret guard, and written with a
-conditional PUT (If-None-Match for new files, If-Match of the listed ETag to overwrite).
+conditional PUT (If-None-Match for new files, If-Match of the listed ETag to overwrite). With
+--overwrite, a file whose stored text is already the local text is read (one GET) and skipped:
+an identical overwrite would only add a version.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Literal, Protocol
@@ -24,7 +26,15 @@ from s3memory.core import paths
 from s3memory.core.guard import Guard
 from s3memory.core.limits import Limits
 from s3memory.core.paths import MemoryPath
-from s3memory.errors import CommandError, ConditionalConflict, InvalidPath, NotFound, PreconditionFailed, S3MemoryError
+from s3memory.errors import (
+    CommandError,
+    ConditionalConflict,
+    IntegrityError,
+    InvalidPath,
+    NotFound,
+    PreconditionFailed,
+    S3MemoryError,
+)
 from s3memory.memory.explain import for_report
 from s3memory.storage.attribution import attributed
 from s3memory.storage.concurrency import Pool
@@ -100,7 +110,7 @@ def export(vault: Vault, pool: Pool, writer: Writer, tracker: Tracker) -> Export
 @dataclass(frozen=True)
 class Planned:
     path: str
-    action: Literal["create", "overwrite"]
+    action: Literal["create", "overwrite", "unchanged"]
     size: int
 
 
@@ -108,6 +118,7 @@ class Planned:
 class ImportReport:
     written: list[Planned] = field(default_factory=list)  # or, on a dry run, what would be written
     existing: list[str] = field(default_factory=list)  # skipped: already stored (no --overwrite)
+    unchanged: list[str] = field(default_factory=list)  # skipped with --overwrite: the same text is stored
     problems: list[Problem] = field(default_factory=list)
 
     @property
@@ -180,11 +191,15 @@ class Importer:
                 continue
             if planned is None:
                 report.existing.append(job.path.display)
+            elif planned.action == "unchanged":
+                report.unchanged.append(planned.path)
+                planned = None
             else:
                 report.written.append(planned)
             tracker.advance(planned.size if planned else 0)
         report.written.sort(key=lambda p: p.path)
         report.existing.sort()
+        report.unchanged.sort()
         report.problems.sort()
         return report
 
@@ -232,6 +247,8 @@ class Importer:
             raise CommandError(f"Error: Cannot write {display}: it is not UTF-8 text. Nothing was changed.") from None
         text = self.guard.scan(text, display)
         planned = Planned(display, "create" if job.etag is None else "overwrite", len(text.encode("utf-8")))
+        if job.etag is not None and self._stored_text(job) == text:
+            return replace(planned, action="unchanged")  # an overwrite would only add an identical version
         if self.dry_run:
             return planned
         try:
@@ -244,3 +261,12 @@ class Importer:
         except ConditionalConflict:
             raise CommandError("another write to it was in progress; not written, try again") from None
         return planned
+
+    def _stored_text(self, job: _Job) -> str | None:
+        """The text stored at the job's path in the version listed (one GET), or None if it is
+        not that version any more or does not open (then it is overwritten, or reported, as before)."""
+        try:
+            text, etag = self.vault.read(job.path)
+        except (NotFound, IntegrityError):
+            return None
+        return text if etag == job.etag else None

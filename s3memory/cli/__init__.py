@@ -230,7 +230,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dry-run", action="store_true", help="list the files it would move; change nothing")
 
     p = _command(sub, "verify", "authenticate every object (header, key, commitment, tag) and report failures",
-                 "s3memory verify --agent support-agent-1 --json", ok_failed + " (1: an object failed)",
+                 "s3memory verify --agent support-agent-1 --json",
+                 ok_failed + " (1: an object failed; 2: --history on a bucket without versioning)",
                  [conn, bulk])  # fmt: skip
     p.add_argument("--agent", type=_agent_id, help="only this agent (default: every agent under the prefix)")
     p.add_argument("--json", action="store_true", help="output JSON")
@@ -254,7 +255,9 @@ def build_parser() -> argparse.ArgumentParser:
                  "s3memory restore --agent support-agent-1 --at 2026-11-20T09:30:00Z --dry-run", ok_failed,
                  [conn, bulk])  # fmt: skip
     p.add_argument("--agent", type=_agent_id, required=True, help="agent id")
-    p.add_argument("--at", required=True, metavar="TIME", help="ISO 8601 with Z or an offset")
+    p.add_argument(
+        "--at", required=True, metavar="TIME", help="ISO 8601 with Z or an offset; not in the future (exit 2)"
+    )
     p.add_argument("path", nargs="?", help="only this file or directory (default: the whole memory)")
     p.add_argument("--dry-run", action="store_true", help="list what would be written or deleted; change nothing")
     p.add_argument("--yes", action="store_true", help="do not ask for the agent id to be typed again")

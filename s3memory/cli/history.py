@@ -6,6 +6,7 @@ import argparse
 import sys
 import time
 from collections.abc import Sequence
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
 from .context import (
@@ -25,6 +26,7 @@ from .pending import note_pending, pending_of
 from .progress import count
 
 if TYPE_CHECKING:
+    from s3memory.admin.history import Change
     from s3memory.admin.restore import Planned
     from s3memory.core.paths import MemoryPath
 
@@ -41,7 +43,6 @@ def _versioning_note(ctx: Context) -> None:
 
 def run_history(args: argparse.Namespace) -> int:
     from s3memory.admin.history import history
-    from s3memory.admin.restore import migrated_at
 
     started = time.monotonic()
     with connect(args) as ctx:
@@ -50,13 +51,12 @@ def run_history(args: argparse.Namespace) -> int:
         vault = ctx.vault(args.agent)
         path = vault.parse(args.path) if args.path else None
         report = history(ctx.store, vault, path, ctx.pool)
-        moved = migrated_at(vault)
         note_pending(args.agent, pending_of(vault))
-    if moved is not None:
+    if report.migrated_at is not None:
         sys.stderr.write(
             f"note: the file names of agent {args.agent} were converted (s3memory migrate) at "
-            f"{moved.strftime('%Y-%m-%dT%H:%M:%SZ')}; versions from before are stored under the old names "
-            "and not shown\n"
+            f"{report.migrated_at.strftime('%Y-%m-%dT%H:%M:%SZ')}; versions from before are stored under the "
+            "old names and marked (old names)\n"
         )
     if args.json:
         emit_json(
@@ -67,29 +67,46 @@ def run_history(args: argparse.Namespace) -> int:
                     "action": c.action,
                     "size": c.size,
                     "actor": c.actor or None,
+                    "command": c.command or None,
                     "version": c.version_id,
                     "current": c.latest,
+                    "repeats": c.repeats or None,
+                    "old_names": c.old_names,
                 }
                 for c in report.changes
             ]
         )
     else:
         for c in report.changes:
-            when = c.time.strftime("%Y-%m-%dT%H:%M:%SZ") if c.time else "-"
-            size = "-" if c.size is None else count(c.size, "byte")
-            current = " (current)" if c.latest and c.size is not None else ""
-            say(f"{when}  {c.action:<9} {c.path}  {size}  actor {c.actor or '-'}  version {c.version_id}{current}")
+            say(_history_line(c))
     print_problems(report.problems)
     line = f"{count(len(report.changes), 'version')} in {time.monotonic() - started:.2f} s"
     print_summary(line + failed_suffix(report.problems), args.json)
     return EXIT_FAILED if report.problems else EXIT_OK
 
 
+def _history_line(c: Change) -> str:
+    when = c.time.strftime("%Y-%m-%dT%H:%M:%SZ") if c.time else "-"
+    size = "-" if c.size is None else count(c.size, "byte")
+    current = " (current)" if c.latest and c.size is not None and not c.old_names else ""
+    actor = f"actor {c.actor or '-'}"
+    if c.size is None and c.command and c.command != "delete":
+        actor += f" ({c.command})"  # a deletion made by an operator command: restore, prune, ...
+    notes = ""
+    if c.action == "replayed":
+        notes += f"  repeats the sealed bytes of version {c.repeats}"
+    elif c.action == "migrated":
+        notes += f"  copy of version {c.repeats}"
+    if c.old_names:
+        notes += "  (old names)"
+    return f"{when}  {c.action:<9} {c.path}  {size}  {actor}  version {c.version_id}{current}{notes}"
+
+
 def run_show(args: argparse.Namespace) -> int:
-    from s3memory.admin.history import show
+    from s3memory.admin.history import file_versions, show
     from s3memory.core import render
     from s3memory.core.limits import DEFAULT_MAX_VIEW_CHARS
-    from s3memory.errors import NotFound
+    from s3memory.errors import NotFound, StorageRefused
 
     with connect(args) as ctx:
         ctx.require(args.agent, versions=True)
@@ -97,7 +114,16 @@ def run_show(args: argparse.Namespace) -> int:
         path = vault.parse(args.path)
         try:
             text = show(ctx.store, vault, path, args.version)
-        except NotFound:
+        except (NotFound, StorageRefused) as err:
+            # S3 answers a delete marker's version with 404 or 405: the listing tells which it is.
+            markers = [v for v in file_versions(ctx.store, vault.key(path)) if v.version_id == args.version]
+            if markers and markers[0].delete_marker:
+                raise Failed(
+                    f"version {args.version} of {path.display} is its deletion (a delete marker): it has no text; "
+                    "`s3memory history` lists the versions before it"
+                ) from None
+            if isinstance(err, StorageRefused):
+                raise
             raise Failed(f"{path.display} has no version {args.version}; `s3memory history` lists them") from None
         note_pending(args.agent, pending_of(vault))
     say(render.file_view(path.display, text, None, DEFAULT_MAX_VIEW_CHARS))
@@ -151,6 +177,12 @@ def run_restore(args: argparse.Namespace) -> int:
         at = parse_time(args.at)
     except ValueError as err:
         raise UsageError(f"--at: {err}") from None
+    now = datetime.now(timezone.utc)
+    if at > now:
+        raise UsageError(
+            f"--at: {args.at} is in the future (it is {now.strftime('%Y-%m-%dT%H:%M:%SZ')} now): every file is "
+            "already as it will be then; give an earlier time (`s3memory history` lists the changes)"
+        )
     can_confirm(args, "restore")
     started = time.monotonic()
     with connect(args) as ctx:

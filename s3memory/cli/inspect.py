@@ -12,7 +12,7 @@ from s3memory.core import render
 
 from .agent_check import prefix_note
 from .context import Context, connect, emit_json, failed_suffix, print_problems, print_summary, say
-from .exits import EXIT_FAILED, EXIT_OK
+from .exits import EXIT_FAILED, EXIT_OK, UsageError
 from .pending import has_pending, note_pending, note_unread, pending_of
 from .progress import count, summary
 
@@ -66,8 +66,6 @@ def run_ls(args: argparse.Namespace) -> int:
 
 
 def run_cat(args: argparse.Namespace) -> int:
-    from .exits import UsageError
-
     if args.view_range is not None:  # what no file can satisfy is a usage error here (the tool's words stay the tool's)
         start, end = args.view_range
         if start < 1:
@@ -119,6 +117,11 @@ def run_verify(args: argparse.Namespace) -> int:
 
     started = time.monotonic()
     with connect(args) as ctx:
+        if args.history and ctx.store.versioning() != "Enabled":
+            raise UsageError(
+                f"verify --history needs S3 versioning, which is not enabled for bucket {ctx.settings.bucket}: "
+                "there are no earlier versions to check for replays; run verify without --history"
+            )
         progress = ctx.progress("verify")
         vaults = [ctx.vault(a) for a in ctx.agent_ids(args.agent)]
         report = verify(vaults, ctx.pool, progress)

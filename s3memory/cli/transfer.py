@@ -205,10 +205,15 @@ def run_import(args: argparse.Namespace) -> int:
         say(f"{would + verb if would else done} {planned.path} ({count(planned.size, 'byte')})")
     for path in report.existing:
         say(f"skipped {path}: it already exists (--overwrite replaces it)")
+    for path in report.unchanged:
+        say(f"skipped {path}: the same text is stored (no new version)")
     print_problems(report.problems)
     line = summary(f"{would}import" if would else "imported", len(report.written), report.nbytes,
                    time.monotonic() - started)  # fmt: skip
-    print_summary(f"{line} ({len(report.existing):,} skipped as existing){failed_suffix(report.problems)}")
+    skipped = f"{len(report.existing):,} skipped as existing"
+    if args.overwrite:
+        skipped = f"{len(report.unchanged):,} skipped as unchanged"
+    print_summary(f"{line} ({skipped}){failed_suffix(report.problems)}")
     if args.json:
         written = [{"path": p.path, "action": p.action, "size": p.size} for p in report.written]
         emit_json({"agent": args.agent, "dry_run": args.dry_run, "written": written, "skipped": report.existing,

@@ -199,6 +199,11 @@ def parse_claim(body: bytes, generation: int) -> BranchRecord:
     return parsed
 
 
+# The note `shred --keys-only` leaves in the keystore folder (no key, no secret): objects sealed
+# under a branch key the keystore does not hold were shredded, not tampered with.
+SHREDDED = "shredded"
+
+
 @dataclass
 class Ring:
     """What one listing of a keystore folder says: the claimed generations (with their ETags)
@@ -209,12 +214,16 @@ class Ring:
     name_claimed: bool = False  # the name key (generation 0) has a claim
     modes: dict[int, set[str]] = field(default_factory=dict)  # name mode entries: seq -> states
     mode_claims: set[int] = field(default_factory=set)  # seqs (2 and up) with a name mode claim
+    shredded: bool = False  # `shred --keys-only` destroyed the agent's keys and left its note (SHREDDED)
 
     @classmethod
     def from_listing(cls, entries: Iterable[tuple[str, str]]) -> Ring:
         """`entries`: (name relative to the keystore folder, ETag) of every object in it."""
         ring = cls()
         for name, etag in entries:
+            if name == SHREDDED:
+                ring.shredded = True
+                continue
             if _CLAIM.fullmatch(name):
                 if int(name) == NAME_KEY_GENERATION:
                     ring.name_claimed = True
@@ -256,6 +265,7 @@ class Ring:
             self.name_claimed,
             {k: set(v) for k, v in self.modes.items()},
             set(self.mode_claims),
+            self.shredded,
         )
 
     @property

@@ -319,6 +319,13 @@ def integrity_failed(display: str) -> str:
     return f"Error: The file {display} failed its integrity check and cannot be read"
 
 
+def keys_destroyed(display: str) -> str:
+    return (
+        f"Error: The file {display} cannot be read: the keys it was encrypted with were destroyed. "
+        "Retrying will not help."
+    )
+
+
 def busy(display: str) -> str:
     return (
         f"Error: The file {display} kept changing while it was being edited by another writer; "

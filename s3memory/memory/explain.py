@@ -33,6 +33,7 @@ from s3memory.errors import (
     IntegrityError,
     InvalidPath,
     KeyMisconfigured,
+    KeysDestroyed,
     KeyUnavailable,
     NamesMismatch,
     OutcomeUnknown,
@@ -76,6 +77,7 @@ _USE_ENCRYPTED = (
 _USE_PLAIN = (
     "set S3MEMORY_NAMES=plain (the default), or convert it with `s3memory migrate --agent ID --names encrypted`"
 )
+_DESTROYED = "its keys were destroyed (s3memory shred --keys-only); it can never be read again"
 _MIGRATE_AGAIN = "run `s3memory migrate --agent ID --names MODE` again to finish (it resumes where it stopped)"
 
 
@@ -122,6 +124,11 @@ FAILURES: dict[type[S3MemoryError], Failure] = {
         model=lambda err, display, partial: fmt.integrity_failed(display),
         cli=str,
         report=lambda err: "failed its integrity check",
+    ),
+    KeysDestroyed: Failure(
+        model=lambda err, display, partial: fmt.keys_destroyed(display),
+        cli=lambda err: _DESTROYED,
+        report=lambda err: _DESTROYED,
     ),
     StorageError: Failure(_storage_model, cli=_s3_failed, report=_s3_failed),
     OutcomeUnknown: Failure(

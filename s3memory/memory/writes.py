@@ -148,6 +148,6 @@ def delete(vault: Vault, path: MemoryPath, etag: str) -> None:
     """Delete the file at `path` (seen as `etag` just before); an ambiguous failure is settled
     by one HEAD: gone → deleted, the same version → nothing was changed, else `OutcomeUnknown`."""
     try:
-        vault.store.delete(vault.key(path))
+        vault.delete(path)  # attributed: on a versioned bucket it may record who deleted
     except StorageError as err:
         outcomes.settle_delete(vault, path, etag, err)

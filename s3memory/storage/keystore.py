@@ -21,7 +21,15 @@ from s3memory.core import keyring
 from s3memory.core.envelope import BranchKey
 from s3memory.core.keyring import BranchRecord, Ring
 from s3memory.core.limits import DEFAULT_KEY_ROTATION_DAYS
-from s3memory.errors import IntegrityError, KeyMisconfigured, KeyUnavailable, NotFound, PreconditionFailed, StorageError
+from s3memory.errors import (
+    IntegrityError,
+    KeyMisconfigured,
+    KeysDestroyed,
+    KeyUnavailable,
+    NotFound,
+    PreconditionFailed,
+    StorageError,
+)
 
 from .keycache import KeyCaches
 from .keys import Keys
@@ -137,7 +145,8 @@ class Keystore(NameModeRecords):
 
     def branch(self, branch_id: str) -> BranchKey:
         """The branch key an object's header names (format 2). `IntegrityError` if the keystore has
-        no such key (shredded, retired, or the header is not ours)."""
+        no such key (retired, or the header is not ours); `KeysDestroyed` if `shred --keys-only`
+        destroyed the agent's keys (its note is in the listing)."""
         generation = keyring.generation_of(branch_id)
         if generation == keyring.NAME_KEY_GENERATION:
             raise IntegrityError()  # the name key never seals content
@@ -148,7 +157,7 @@ class Keystore(NameModeRecords):
         if not candidates and generation in ring.claims:
             candidates = [r for r in [self.record(ring, generation)] if r.branch_id == branch_id]
         if not candidates:
-            raise IntegrityError()
+            raise KeysDestroyed() if ring.shredded else IntegrityError()
         return self._unwrap_first(candidates)
 
     def _unwrap_first(self, candidates: list[BranchRecord]) -> BranchKey:

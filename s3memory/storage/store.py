@@ -116,24 +116,29 @@ class ObjectStore:
         resp = call("GetObjectTagging", self.s3.get_object_tagging, Bucket=self.bucket, Key=key)
         return {t["Key"]: t["Value"] for t in resp.get("TagSet", [])}
 
-    def delete(self, key: str, *, if_match: str | None = None) -> None:
-        """Delete `key` (a missing key counts as deleted); with `if_match`, only in that version."""
+    def delete(self, key: str, *, if_match: str | None = None) -> str | None:
+        """Delete `key` (a missing key counts as deleted); with `if_match`, only in that version.
+
+        Returns the version id of the delete marker a versioned bucket answers with (no extra
+        request: it is in DeleteObject's response), or None (no versioning, or nothing deleted)."""
         kwargs: dict[str, Any] = {"Bucket": self.bucket, "Key": key}
         conditional = if_match is not None and self.capabilities.has("delete_if_match")
         if if_match is not None and not conditional:
             if not self._check_compared(key, False, if_match, "DeleteObject"):
-                return
+                return None
         elif conditional:
             kwargs["IfMatch"] = if_match
         try:
-            call("DeleteObject", self.s3.delete_object, **kwargs)
+            resp = call("DeleteObject", self.s3.delete_object, **kwargs)
         except NotFound:
-            return
+            return None
         except StorageError as err:
             if not (conditional and not_implemented(err)):
                 raise
             self.capabilities.learn_missing("delete_if_match")
-            self.delete(key, if_match=if_match)
+            return self.delete(key, if_match=if_match)
+        marker = resp.get("VersionId") if resp.get("DeleteMarker") else None
+        return str(marker) if marker else None
 
     def _check_compared(self, key: str, if_none_match: bool, if_match: str | None, operation: str) -> bool:
         """The fallback for a condition the store lacks: HEAD and compare (not atomic; see capabilities).

@@ -8,6 +8,7 @@ write through it.
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass
 
@@ -17,9 +18,9 @@ from s3memory.core.keyring import Ring
 from s3memory.core.limits import DEFAULT_KEY_ROTATION_DAYS
 from s3memory.core.names import NameMode
 from s3memory.core.paths import MemoryPath
-from s3memory.errors import IntegrityError
+from s3memory.errors import IntegrityError, S3MemoryError
 
-from . import attribution
+from . import attribution, deletions
 from .access import AccessLog
 from .attribution import Attribution, validate_actor
 from .keys import Keys
@@ -27,6 +28,8 @@ from .keyspace import AgentKeyspace
 from .keystore import Keystore
 from .names import NameResolver
 from .store import ObjectStore, StoredObject
+
+log = logging.getLogger("s3memory")
 
 
 @dataclass(frozen=True)
@@ -190,3 +193,14 @@ class Vault:
         if tags:
             self.access.written(key)
         return etag
+
+    def delete(self, path: MemoryPath, *, if_match: str | None = None) -> None:
+        """Delete the file at `path` (conditionally). On a versioned bucket, a delete whose
+        attribution tells more than its marker also writes a deletion record (see `deletions`)."""
+        marker = self.store.delete(self.key(path), if_match=if_match)
+        if not (marker and marker != "null" and deletions.worth_recording(self._attribution())):
+            return
+        try:
+            self.write(deletions.record_path(marker), deletions.body(path, marker), if_none_match=True)
+        except S3MemoryError as err:  # the file is deleted: say so, and log that its record is missing
+            log.warning("s3memory: the deletion record of a delete was not written (%s)", type(err).__name__)

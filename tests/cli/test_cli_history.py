@@ -43,7 +43,7 @@ def test_history_of_a_file_newest_first_with_actions_and_actors(capsys: Any, ver
     rows = [(r["action"], r["path"], r["size"], r["actor"]) for r in json.loads(out)]
     assert sorted(rows) == sorted(
         [
-            ("deleted", "/memories/e/a.md", None, None),
+            ("deleted", "/memories/e/a.md", None, "bob"),  # a delete is attributed like a write
             ("renamed-from /memories/d/a.md", "/memories/e/a.md", 4, "alice"),
             ("deleted", "/memories/d/a.md", None, None),
             ("edited", "/memories/d/a.md", 4, "bob"),

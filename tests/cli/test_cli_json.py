@@ -196,7 +196,10 @@ def test_erasing_commands(capsys: Any, ann: Any, make_tool: Any) -> None:
     stock(make_tool("cat"), {"x.md": "x\n"})
     check("purge", data := json_of(capsys, "purge", "--agent", "cat"))
     assert {d["path"] for d in data["deleted"]} >= {"/memories/x.md"}
-    check("purge", json_of(capsys, "purge", "--agent", "cat"))  # nothing left: an empty report
+    # Nothing left: a second purge is a typo's case now (exit 1, one line on stderr, no JSON document).
+    code, out, err = run(capsys, "purge", "--agent", "cat", "--yes", "-q", "--json")
+    assert (code, out) == (1, "")
+    assert err.startswith("s3memory: error: agent cat has no objects under s3://")
 
 
 def test_prune_lists_what_it_deletes(capsys: Any, ann: Any, monkeypatch: Any) -> None:

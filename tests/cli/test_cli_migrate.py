@@ -206,6 +206,8 @@ def test_restore_does_not_go_back_past_a_migration(capsys: Any, versioned: Any, 
     assert code == 0
     assert error == (
         f"note: the file names of agent ann were converted (s3memory migrate) at "
-        f"{converted}; versions from before are stored under the old names and not shown\n"
+        f"{converted}; versions from before are stored under the old names and marked (old names)\n"
     )
-    assert [line.split()[1] for line in out.splitlines()[:-1]] == ["created"] * 3  # the copies, under the new names
+    # The copies are the migration's (the operator's action); the earlier versions stay listed.
+    rows = [(line.split()[1], line.endswith("(old names)")) for line in out.splitlines()[:-1]]
+    assert rows == [("migrated", False)] * 3 + [("created", True)] * 3, out

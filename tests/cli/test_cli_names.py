@@ -199,6 +199,9 @@ def migrating(s3: Any, agent: str) -> None:
 
 
 def test_verify_of_every_agent_goes_on_past_one_being_migrated(capsys: Any, both: Any, s3: Any) -> None:
+    from tests.support import enable_versioning
+
+    enable_versioning(s3)  # --history needs versioning (without it: exit 2)
     migrating(s3, PLN)
     code, out, _ = run(capsys, "verify", "-q", "--history")
     assert code == 1
@@ -637,7 +640,7 @@ def test_history_and_show_use_the_decrypted_paths(capsys: Any, versioned: Any, m
         assert code == 0
         rows[agent] = sorted((r["action"], r["path"], r["size"], r["actor"], r["current"]) for r in json.loads(out))
     assert rows[ENC] == rows[PLN] == sorted([
-        ("deleted", "/memories/e/a.md", None, None, True),
+        ("deleted", "/memories/e/a.md", None, "bob", True),  # a delete is attributed like a write
         ("renamed-from /memories/d/a.md", "/memories/e/a.md", 4, "alice", False),
         ("deleted", "/memories/d/a.md", None, None, True),
         ("edited", "/memories/d/a.md", 4, "bob", False),

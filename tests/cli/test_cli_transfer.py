@@ -315,14 +315,19 @@ def test_import_skips_existing_unless_overwrite(capsys, env, s3, tmp_path, make_
     ]
     assert out.splitlines()[2].endswith(" s (1 skipped as existing)")
     code, out, _ = run(capsys, "import", "--agent", "ann", str(tmp_path), "--overwrite", "--dry-run", "-q")
+    # new.md holds the local text already: overwriting it would only add an identical version.
     assert out.splitlines()[:2] == [
         "would overwrite /memories/a.md (5 bytes)",
-        "would overwrite /memories/new.md (3 bytes)",
+        "skipped /memories/new.md: the same text is stored (no new version)",
     ]
+    assert out.splitlines()[2].endswith(" s (1 skipped as unchanged)")
     assert ok(tool, command="view", path="/memories/a.md").endswith("1\tstored")
     code, out, _ = run(capsys, "import", "--agent", "ann", str(tmp_path), "--overwrite", "--yes", "-q")
     assert code == 0
-    assert out.splitlines()[:2] == ["overwrote /memories/a.md (5 bytes)", "overwrote /memories/new.md (3 bytes)"]
+    assert out.splitlines()[:2] == [
+        "overwrote /memories/a.md (5 bytes)",
+        "skipped /memories/new.md: the same text is stored (no new version)",
+    ]
     assert ok(tool, command="view", path="/memories/a.md").endswith("1\tlocal")
     assert memory_keys(s3, "agents/ann/") == ["agents/ann/a.md", "agents/ann/new.md"]
 

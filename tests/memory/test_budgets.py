@@ -132,3 +132,23 @@ def test_encrypted_names_cost_a_warm_tool_what_plain_names_cost(rows, encrypted_
         "KMS: 40 creates + 40 views (budget ≤ 4 KMS)": (163, 1, 167, 2),
         "KMS: fresh tool reads 30 files (budget ≤ 4 KMS)": (31, 1, 31, 2),
     }
+
+
+def test_a_delete_costs_one_put_more_only_when_its_attribution_tells_something(s3, make_tool, counter):
+    """An S3 delete marker carries no attribution: an attributed delete writes a deletion record
+    (storage.deletions), one PutObject. Only on a versioned bucket (no marker, no history otherwise)
+    and only when there is something to tell: an actor. A tool without an actor pays nothing more."""
+    from tests.support import enable_versioning
+
+    for versioned in (False, True):
+        if versioned:
+            enable_versioning(s3)
+        for actor in (None, "alice"):
+            tool = make_tool(f"agent-{int(versioned)}{actor or ''}", actor=actor)
+            ok(tool, command="create", path="/memories/a.md", file_text="a")
+            counter.reset()
+            ok(tool, command="delete", path="/memories/a.md")
+            expected = {"s3:HeadObject": 1, "s3:DeleteObject": 1}
+            if versioned and actor:
+                expected["s3:PutObject"] = 1  # the deletion record: delete a file = 3, its budget
+            assert (versioned, actor, counter.by_op()) == (versioned, actor, expected)

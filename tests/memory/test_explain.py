@@ -12,6 +12,7 @@ from s3memory.errors import (
     IntegrityError,
     InvalidPath,
     KeyMisconfigured,
+    KeysDestroyed,
     KeyUnavailable,
     NamesMismatch,
     NotFound,
@@ -53,6 +54,7 @@ WORDED_AS: dict[type[S3MemoryError], type[S3MemoryError]] = {
     KeyMisconfigured: KeyMisconfigured,
     NamesMismatch: NamesMismatch,
     IntegrityError: IntegrityError,
+    KeysDestroyed: KeysDestroyed,
 }
 
 
@@ -63,8 +65,8 @@ def sample(cls: type[S3MemoryError], code: str = "SlowDown") -> S3MemoryError:
         return cls(code, "PutObject")
     if issubclass(cls, KeyUnavailable):
         return cls(code)
-    if cls is IntegrityError:
-        return IntegrityError()
+    if cls in (IntegrityError, KeysDestroyed):
+        return cls()
     return cls("unexpected")
 
 
@@ -86,6 +88,12 @@ WORDS: dict[type[S3MemoryError], tuple[str, str, str, str]] = {
         "object failed its integrity check",
         "failed its integrity check",
     ),
+    KeysDestroyed: (
+        "Error: The file /memories/a.md cannot be read: the keys it was encrypted with were destroyed. "
+        "Retrying will not help.",
+    )
+    * 2
+    + ("its keys were destroyed (s3memory shred --keys-only); it can never be read again",) * 2,
     NotFound: (
         "Error: Memory storage refused the request (SlowDown); nothing was changed. Retrying the same request will "
         "not help.",
