@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from s3memory.errors import InvalidPath
 
+from .messages import shown
 from .names import encoded_segment_bytes
 
 ROOT = "/memories"
@@ -129,7 +130,7 @@ def parse(raw: object, *, key_root: str = "", reserved_ok: bool = False, encrypt
     what encrypting the names adds (`encrypted_names`) as the stored key will have it.
     """
     if not isinstance(raw, str):
-        raise InvalidPath(f"Error: Invalid path {escape_for_display(repr(raw))}: it must be a string")
+        raise InvalidPath(f"Error: Invalid path {escape_for_display(shown(raw, as_repr=True))}: it must be a string")
     if _CONTROL.search(raw):
         raise _invalid(raw, "it contains a control character")
     if _SURROGATE.search(raw):  # cannot become a UTF-8 key (JSON may carry a lone "\ud800")
