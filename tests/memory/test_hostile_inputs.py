@@ -187,3 +187,49 @@ def test_every_hostile_answer_is_a_string(make_tool: Callable[..., Any]) -> None
             arguments = {"command": command, **dict.fromkeys(_FIELDS, value)}
             assert isinstance(_called(tool, arguments), str)
             assert answer(tool.memory, arguments)[1] is True
+
+
+# --- names that look like something else ----------------------------------------------------
+
+INVISIBLE = [
+    "\u202e",
+    "\u202a",
+    "\u2066",
+    "\u2067",
+    "\u2068",
+    "\u2069",
+    "\u200b",
+    "\u200d",
+    "\u200e",
+    "\u2060",
+    "\ufeff",
+]
+
+
+@pytest.mark.parametrize("char", INVISIBLE, ids=[f"U+{ord(c):04X}" for c in INVISIBLE])
+def test_names_with_bidi_or_zero_width_characters_are_refused(tool: Any, char: str) -> None:
+    path = f"/memories/report{char}gpj.exe"
+    shown = path.replace(char, f"\\u{ord(char):04x}")
+    message = f"Error: Invalid path {shown}: it contains an invisible or bidirectional formatting character"
+    for arguments in (
+        {"command": "create", "path": path, "file_text": "x"},
+        {"command": "view", "path": path},
+        {"command": "rename", "old_path": FILE, "new_path": path},
+    ):
+        assert _called(tool, arguments) == message
+
+
+def test_stored_names_that_a_path_may_not_hold_are_listed_escaped(tool: Any, s3: Any) -> None:
+    """Planted by a bucket writer (or older than the rule), they neither reorder nor break the listing."""
+    _called(tool, {"command": "create", "path": FILE, "file_text": "one\n"})
+    body, metadata = s3.get_object(Bucket=BUCKET, Key=KEY)["Body"].read(), s3.head_object(Bucket=BUCKET, Key=KEY)
+    for planted in ("agents/agent-42/\u202egpj.exe", "agents/agent-42/a\nb.md", "agents/agent-42/\ufeffbom.md"):
+        s3.put_object(Bucket=BUCKET, Key=planted, Body=body, Metadata=metadata["Metadata"])
+    listing = _called(tool, {"command": "view", "path": "/memories"})
+    assert listing.split("\n")[1:] == [
+        "4.0K\t/memories",
+        "4B\t/memories/a\\nb.md",
+        "4B\t/memories/f.md",
+        "4B\t/memories/\\u202egpj.exe",
+        "4B\t/memories/\\ufeffbom.md",
+    ]
