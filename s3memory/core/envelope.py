@@ -138,7 +138,10 @@ class Header:
 def _parse_modified(text: str | None) -> int | None:
     if text is None:
         return None
-    if not text.isascii() or not text.isdigit() or str(int(text)) != text or int(text) > _MAX_MODIFIED:
+    # Canonical decimal of at most 19 digits, checked before `int` (which refuses to parse more
+    # than 4,300 digits with a ValueError): a tampered header is an integrity failure, nothing else.
+    canonical = text.isascii() and text.isdigit() and len(text) <= 19 and (text == "0" or text[0] != "0")
+    if not canonical or int(text) > _MAX_MODIFIED:
         raise IntegrityError()
     return int(text)
 

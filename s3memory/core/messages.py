@@ -55,6 +55,22 @@ def fit_lines(lines: Sequence[str], max_chars: int) -> int:
     return len(lines)
 
 
+# --- arguments as sent ----------------------------------------------------------------
+
+TOO_LARGE_TO_SHOW = "<a value too large to show>"
+
+
+def shown(value: object, *, as_repr: bool = False) -> str:
+    """An argument the model sent, as an error message shows it: `str(value)` (`repr` if
+    `as_repr`), or `TOO_LARGE_TO_SHOW` for a value Python refuses to format: an integer of more
+    digits than its int-to-str limit (4,300 by default; `insert_line: 10**5000`), or a list nested
+    deeper than its recursion limit. Never raises."""
+    try:
+        return repr(value) if as_repr else str(value)
+    except (ValueError, RecursionError):
+        return TOO_LARGE_TO_SHOW
+
+
 # --- dispatch --------------------------------------------------------------------------
 
 
@@ -108,13 +124,16 @@ def listing_truncated(display: str, max_chars: int) -> str:
 
 def view_range_invalid(start: object, end: object, n_lines: int) -> str:
     return (
-        f"Error: Invalid `view_range` parameter: [{start}, {end}]. "
+        f"Error: Invalid `view_range` parameter: [{shown(start)}, {shown(end)}]. "
         f"It should be within the range of lines of the file: [1, {n_lines}]"
     )
 
 
 def view_range_malformed(value: object) -> str:
-    return f"Error: Invalid `view_range` parameter: {value!r}. It should be a list of two integers: [start, end]"
+    return (
+        f"Error: Invalid `view_range` parameter: {shown(value, as_repr=True)}. "
+        "It should be a list of two integers: [start, end]"
+    )
 
 
 def too_many_lines(display: str) -> str:
@@ -176,7 +195,7 @@ def inserted(display: str) -> str:
 
 def insert_line_invalid(insert_line: object, n_lines: int) -> str:
     return (
-        f"Error: Invalid `insert_line` parameter: {insert_line}. "
+        f"Error: Invalid `insert_line` parameter: {shown(insert_line)}. "
         f"It should be within the range of lines of the file: [0, {n_lines}]"
     )
 

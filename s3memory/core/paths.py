@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from s3memory.errors import InvalidPath
 
+from .messages import shown
 from .names import encoded_segment_bytes
 
 ROOT = "/memories"
@@ -29,6 +30,10 @@ _PERCENT_ENCODED = re.compile(r"%[0-9A-Fa-f]{2}")
 # could start a new line in a listing or an error message.
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# Characters that change how a name looks without being seen: bidirectional marks, embeddings,
+# overrides and isolates (U+061C, U+200E-U+200F, U+202A-U+202E, U+2066-U+2069: "\u202egpj.exe"
+# shows as "exe.jpg"), zero-width characters (U+200B-U+200D, U+2060-U+2064) and the BOM (U+FEFF).
+_INVISIBLE = re.compile("[\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
 
 
 def escape_for_display(text: str) -> str:
@@ -42,6 +47,17 @@ def escape_for_display(text: str) -> str:
         else:
             out.append(repr(ch)[1:-1])
     return "".join(out)
+
+
+_REFUSED_CHARS = re.compile(f"{_CONTROL.pattern}|{_SURROGATE.pattern}|{_INVISIBLE.pattern}")
+
+
+def escape_refused(name: str) -> str:
+    """`name` with every character a path may not hold (controls, unpaired surrogates, invisible
+    and bidirectional formatting characters) written as its Python escape (`\\u202e`), the rest
+    as it is: for listings of stored names, which may predate the rules or have been put there
+    by a bucket writer. A name a path may hold is returned unchanged."""
+    return _REFUSED_CHARS.sub(lambda m: repr(m.group())[1:-1], name)
 
 
 def validate_agent_id(agent_id: object) -> str:
@@ -129,11 +145,13 @@ def parse(raw: object, *, key_root: str = "", reserved_ok: bool = False, encrypt
     what encrypting the names adds (`encrypted_names`) as the stored key will have it.
     """
     if not isinstance(raw, str):
-        raise InvalidPath(f"Error: Invalid path {escape_for_display(repr(raw))}: it must be a string")
+        raise InvalidPath(f"Error: Invalid path {escape_for_display(shown(raw, as_repr=True))}: it must be a string")
     if _CONTROL.search(raw):
         raise _invalid(raw, "it contains a control character")
     if _SURROGATE.search(raw):  # cannot become a UTF-8 key (JSON may carry a lone "\ud800")
         raise _invalid(raw, "it contains an unpaired surrogate")
+    if _INVISIBLE.search(raw):
+        raise _invalid(raw, "it contains an invisible or bidirectional formatting character")
     if "\\" in raw:
         raise _invalid(raw, "it contains a backslash")
     if _PERCENT_ENCODED.search(raw):

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from . import edit
 from . import messages as fmt
+from .paths import escape_refused
 from .tree import Entry
 
 
@@ -28,7 +29,9 @@ def file_view(display: str, text: str, view_range: object, max_chars: int) -> st
 
 def dir_view(display: str, entries: Sequence[Entry], max_chars: int) -> str:
     """The listing of directory `display`, cut at `max_chars` (header and the directory itself always shown)."""
-    lines = fmt.dir_listing(display, [(e.shown_size, e.name) for e in entries]).split("\n")
+    # A stored name a path may not hold (planted, or older than the rules) is shown escaped, so it
+    # can neither break a line nor reorder what is shown around it (U+202E).
+    lines = fmt.dir_listing(display, [(e.shown_size, escape_refused(e.name)) for e in entries]).split("\n")
     keep = max(2, fmt.fit_lines(lines, max_chars))
     if keep < len(lines):
         lines = [*lines[:keep], fmt.listing_truncated(display, max_chars)]

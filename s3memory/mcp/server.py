@@ -6,9 +6,10 @@ string the memory tool returns, or, for a failure, the contract's error text wit
 `isError: true`. An unknown tool name is a protocol error, as MCP asks, and so is an unexpected
 exception (named by its type only: its text could hold a bucket, a key or content).
 
-Over HTTP the app is the MCP SDK's streamable-HTTP app (DNS-rebinding protection on loopback),
-wrapped in `BearerToken` when a token is configured; `serve_http` reports the address it
-listens on (port 0 picks a free port) once the socket is bound.
+Over HTTP the app is the MCP SDK's streamable-HTTP app, wrapped in `BearerToken` when a token is
+configured, and outside that in `HostCheck` (`Host` and `Origin`, for every bind address: the
+SDK's own check, which knows only three loopback spellings, is replaced by it); `serve_http`
+reports the address it listens on (port 0 picks a free port) once the socket is bound.
 """
 
 from __future__ import annotations
@@ -22,13 +23,14 @@ import anyio.to_thread
 import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
+from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 
 from s3memory.core.version import __version__
 from s3memory.memory.commands import answer
 from s3memory.memory.engine import Memory
 
-from .auth import BearerToken
+from .auth import BearerToken, HostCheck, is_loopback
 from .schema import DESCRIPTION, INPUT_SCHEMA, INSTRUCTIONS, TOOL_NAME
 
 MCP_PATH = "/mcp"
@@ -79,9 +81,13 @@ async def serve_stdio(memory: Memory) -> None:
 
 
 def http_app(memory: Memory, host: str, token: str | None) -> Any:
-    """The ASGI app: the streamable-HTTP endpoint at `/mcp`, behind the bearer token if one is set."""
-    app = build_server(memory).streamable_http_app(streamable_http_path=MCP_PATH, host=host)
-    return app if token is None else BearerToken(app, token)
+    """The ASGI app: the streamable-HTTP endpoint at `/mcp`, behind the bearer token if one is set,
+    and behind the `Host` and `Origin` checks always."""
+    unchecked = TransportSecuritySettings(enable_dns_rebinding_protection=False)  # HostCheck does it, for every host
+    app = build_server(memory).streamable_http_app(
+        streamable_http_path=MCP_PATH, host=host, transport_security=unchecked
+    )
+    return HostCheck(app if token is None else BearerToken(app, token), loopback_only=is_loopback(host))
 
 
 def serve_http(

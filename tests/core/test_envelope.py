@@ -374,6 +374,9 @@ def test_the_content_time_is_authenticated_and_optional() -> None:
         metadata = {**header.to_metadata(), META_MODIFIED: forged}
         with pytest.raises(IntegrityError):
             envelope.open_sealed(body, Header.from_metadata(metadata), key.plaintext, agent_id="a", path="/memories/x")
+    for out_of_range in (str(2**63), "9" * 20, "9" * 5000, "0" * 5000 + "1"):  # 5,000 digits: int() refuses them
+        with pytest.raises(IntegrityError):
+            Header.from_metadata({**header.to_metadata(), META_MODIFIED: out_of_range})
     without = {k: v for k, v in header.to_metadata().items() if k != META_MODIFIED}
     with pytest.raises(IntegrityError):  # dropping it changes the associated data too
         envelope.open_sealed(body, Header.from_metadata(without), key.plaintext, agent_id="a", path="/memories/x")
