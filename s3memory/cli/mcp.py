@@ -58,6 +58,15 @@ def _status(line: str) -> None:
     sys.stderr.flush()
 
 
+def _interrupted(err: BaseException) -> bool:
+    """Ctrl-C: a KeyboardInterrupt, also when the server's task group wraps it in an exception group
+    (a signal that arrives while its tasks start)."""
+    if isinstance(err, KeyboardInterrupt):
+        return True
+    inner = getattr(err, "exceptions", None)
+    return isinstance(inner, tuple) and bool(inner) and all(_interrupted(e) for e in inner)
+
+
 def run_mcp(args: argparse.Namespace) -> int:
     host, port, token = _check_transport(args)
     try:
@@ -88,8 +97,10 @@ def run_mcp(args: argparse.Namespace) -> int:
                 _status(f"serving agent {args.agent} at {url} ({guarded})")
 
             serve_http(memory, host, port, token, listening)
-    except KeyboardInterrupt:  # Ctrl-C is how an operator stops a server: a normal end
-        _status("stopped")
+    except BaseException as err:
+        if not _interrupted(err):
+            raise
+        _status("stopped")  # Ctrl-C is how an operator stops a server: a normal end
     finally:
         executor.shutdown(wait=True)
     return EXIT_OK
