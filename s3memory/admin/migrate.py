@@ -12,7 +12,9 @@
 A crash leaves every file at its old key, its new key, or both with the same bytes; running
 migrate again resumes (a copy that already exists with the same bytes only deletes the old key).
 Nothing is deleted before its copy exists. An agent with interrupted directory changes is
-refused until `s3memory repair` completes them (their records name keys in the old encoding).
+refused until `s3memory repair` completes them (their records name keys in the old encoding), and
+so is an agent with an unfinished restore (its versions from before the migration would be stored
+under the old names, so it could never be finished): finish it, or end it with `repair --abandon`.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from s3memory.storage.names import with_codec
 from s3memory.storage.vault import Vault
 
 from .common import Problem, Tracker, is_folder_marker
+from .restore import unfinished
 
 
 @dataclass
@@ -72,6 +75,12 @@ def migrate(vault: Vault, target: NameMode, pool: Pool, tracker: Tracker) -> Mig
     space = vault.space
     if vault.store.exists_under(vault.dir_prefix(INTENTS)):
         raise CommandError(f"agent {vault.agent_id} has interrupted directory changes; run s3memory repair first")
+    pending = unfinished(vault)
+    if pending is not None:
+        raise CommandError(
+            f"agent {vault.agent_id} has an unfinished restore (to {pending.at}); finish it first: "
+            f"{pending.command(vault.agent_id)}, or end it: s3memory repair --agent {vault.agent_id} --abandon"
+        )
     state = vault.keystore.names_state(vault.keystore.ring(refresh=True))
     seq, mode = (1, "plain") if state is None else state  # mode 1 is claimed with generation 1
     report = MigrateReport(target)

@@ -12,6 +12,9 @@ Before its first change a restore writes an intent record, `.s3memory/restore` (
 object, create-only), naming TIME and the path; it deletes it once every file is done. While it
 exists the memory may be half way between two states, and another restore (of another TIME or
 path) is refused until this one is run again to its end, so two restores never interleave.
+`s3memory migrate` refuses an agent with an unfinished restore (its versions from before the
+migration would be stored under the old names, so it could never be finished), and
+`s3memory repair --abandon` ends one: the record goes, every file stays as it is.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Literal
 
+from s3memory.core import paths
 from s3memory.core.keyring import is_names_claim
 from s3memory.core.paths import RESERVED_SEGMENT, MemoryPath
 from s3memory.errors import CommandError, IntegrityError, KeyUnavailable, NotFound, PreconditionFailed, StorageError
@@ -30,6 +34,8 @@ from s3memory.memory.explain import for_report
 from s3memory.storage.admin_store import AdminStore, Version
 from s3memory.storage.attribution import attributed
 from s3memory.storage.concurrency import Pool
+from s3memory.storage.keyspace import AgentKeyspace
+from s3memory.storage.store import ObjectStore
 from s3memory.storage.vault import Vault
 
 from .common import Problem, Tracker
@@ -74,6 +80,25 @@ class Intent:
 
     def command(self, agent: str) -> str:
         return f"s3memory restore --agent {agent} --at {self.at}" + ("" if self.scope is None else f" {self.scope}")
+
+
+def unfinished(vault: Vault) -> Intent | None:
+    """The intent of the agent's unfinished restore, or None (one GET)."""
+    try:
+        return Intent.from_json(vault.read(RECORD)[0])
+    except NotFound:
+        return None
+
+
+def abandon(store: ObjectStore, space: AgentKeyspace) -> bool:
+    """Drop the record of an unfinished restore (True if there was one); every file stays as it is.
+    Needs no key and no name mode: the record's key is a bookkeeping key, never encoded."""
+    key = paths.object_key(space.root, RECORD)
+    if store.head(key) is None:
+        return False
+    with contextlib.suppress(NotFound):
+        store.delete(key)
+    return True
 
 
 def _begin(vault: Vault, intent: Intent) -> tuple[str, bool]:
@@ -207,4 +232,4 @@ def restore(
     return report
 
 
-__all__ = ["Planned", "RestoreReport", "Version", "parse_time", "plan", "restore"]
+__all__ = ["Planned", "RestoreReport", "Version", "abandon", "parse_time", "plan", "restore", "unfinished"]

@@ -1,0 +1,86 @@
+"""Operator commands never lock an agent (issue 22, items 6 and 7): an unfinished restore and a
+migration, and a restore to a time whose versions are gone."""
+
+from __future__ import annotations
+
+import re
+import time
+from datetime import datetime, timezone
+from typing import Any
+
+import pytest
+
+from s3memory.errors import StorageUnavailable
+from s3memory.storage.store import ObjectStore
+from tests.support import BUCKET, listed_keys, ok
+from tests.support.cli import run
+
+ANN = "agents/ann/"
+RECORD = ANN + ".s3memory/restore"
+
+
+def _moment() -> str:
+    time.sleep(1.1)  # S3 times have whole seconds
+    at = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    time.sleep(1.1)
+    return at
+
+
+def _interrupted_restore(capsys: Any, make_tool: Any, monkeypatch: pytest.MonkeyPatch) -> str:
+    tool = make_tool("ann")
+    ok(tool, command="create", path="/memories/a.md", file_text="v1\n")
+    ok(tool, command="create", path="/memories/b.md", file_text="b1\n")
+    at = _moment()
+    ok(tool, command="str_replace", path="/memories/a.md", old_str="v1", new_str="v2")
+    ok(tool, command="str_replace", path="/memories/b.md", old_str="b1", new_str="b2")
+    real_put = ObjectStore.put
+
+    def failing_put(self: ObjectStore, key: str, *args: Any, **kwargs: Any) -> str:
+        if key == ANN + "b.md":
+            raise StorageUnavailable("SlowDown", "PutObject")
+        return real_put(self, key, *args, **kwargs)
+
+    monkeypatch.setattr(ObjectStore, "put", failing_put)
+    code, _, _ = run(capsys, "restore", "--agent", "ann", "--at", at)
+    monkeypatch.setattr(ObjectStore, "put", real_put)
+    assert code == 1
+    return at.replace("Z", "+00:00")
+
+
+def test_migrate_refuses_an_agent_with_an_unfinished_restore(
+    capsys: Any, versioned: Any, make_tool: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Old code migrated, and the restore could then never be finished nor abandoned."""
+    at = _interrupted_restore(capsys, make_tool, monkeypatch)
+    before = listed_keys(versioned)
+    code, _, error = run(capsys, "migrate", "--agent", "ann", "--names", "encrypted", "-q")
+    assert code == 1
+    assert error == (
+        f"s3memory: error: agent ann has an unfinished restore (to {at}); finish it first: "
+        f"s3memory restore --agent ann --at {at}, or end it: s3memory repair --agent ann --abandon\n"
+    )
+    assert listed_keys(versioned) == before  # no mode claimed, nothing moved
+
+
+def test_repair_abandon_ends_an_unfinished_restore_in_any_name_state(
+    capsys: Any, versioned: Any, make_tool: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _interrupted_restore(capsys, make_tool, monkeypatch)
+    assert RECORD in listed_keys(versioned)
+    # the state old code left: a migration began after the restore stopped (the agent is locked meanwhile)
+    versioned.put_object(Bucket=BUCKET, Key=ANN + ".s3memory/keys/names.00000002", Body=b"to-encrypted")
+    versioned.put_object(Bucket=BUCKET, Key=ANN + ".s3memory/keys/names.00000002.to-encrypted", Body=b"")
+    code, out, _ = run(capsys, "repair", "--agent", "ann", "--abandon")
+    assert (code, out) == (
+        0,
+        "abandoned the unfinished restore of agent ann; every file stays as it is now\n"
+        "abandoned 0 interrupted changes for agent ann; every file stays where it is\n",
+    )
+    assert RECORD not in listed_keys(versioned)
+    code, out, _ = run(capsys, "migrate", "--agent", "ann", "--names", "encrypted", "-q")
+    assert code == 0, out
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    time.sleep(1.1)
+    code, out, error = run(capsys, "restore", "--agent", "ann", "--at", now)
+    assert code == 0, error
+    assert re.fullmatch(r"restored 0 files to \S+ \(0 written, 0 deleted, 0 already as they were\) in \S+ s\n", out)
