@@ -27,6 +27,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Literal
 
 from s3memory.core import paths
+from s3memory.core.envelope import Header
 from s3memory.core.keyring import is_names_claim
 from s3memory.core.paths import RESERVED_SEGMENT, MemoryPath
 from s3memory.errors import CommandError, IntegrityError, KeyUnavailable, NotFound, PreconditionFailed, StorageError
@@ -41,14 +42,16 @@ from s3memory.storage.vault import Vault
 from .common import Problem, Tracker
 from .history import merged_versions
 
-Step = Literal["write", "delete"]
+Step = Literal["write", "delete", "unknown"]
+# Commands whose version starts a file: nothing was stored at its key just before it.
+_STARTS_A_FILE = frozenset({"create", "rename"})
 
 
 @dataclass(frozen=True, order=True)
 class Planned:
     path: MemoryPath
     step: Step
-    version_id: str  # the version to bring back ("" for a delete)
+    version_id: str  # the version to bring back ("" for a delete, or a file whose state at TIME is unknown)
 
 
 RECORD = MemoryPath((RESERVED_SEGMENT, "restore"))
@@ -129,6 +132,7 @@ class RestoreReport:
     written: int = 0
     deleted: int = 0
     unchanged: int = 0  # already as they were at TIME
+    unknown: list[MemoryPath] = field(default_factory=list)  # left alone: their state at TIME is unknown
     problems: list[Problem] = field(default_factory=list)
 
 
@@ -178,8 +182,29 @@ def plan(store: AdminStore, vault: Vault, at: datetime, scope: MemoryPath | None
         if existed and then is not None and (not exists or now is None or now.version_id != then.version_id):
             steps.append(Planned(path, "write", then.version_id))
         elif not existed and exists:
-            steps.append(Planned(path, "delete", ""))
+            known = _absent_then(store, vault, path, then, [v for v in versions if v is not then and _after(v, at)])
+            steps.append(Planned(path, "delete" if known else "unknown", ""))
     return sorted(steps)
+
+
+def _after(version: Version, at: datetime) -> bool:
+    return version.last_modified is None or version.last_modified > at
+
+
+def _absent_then(store: AdminStore, vault: Vault, path: MemoryPath, then: Version | None, later: list[Version]) -> bool:
+    """True if the file at `path` is known not to have existed at TIME: the oldest entry after TIME
+    (`later`, newest first) starts the file (a `create` or a rename to it, by its authenticated
+    attribution), so nothing was there just before it, and either nothing is listed before it or a
+    delete marker is (`then`). Otherwise a version from then has expired (the noncurrent-version
+    lifecycle) or been redacted, or the writer recorded nothing: the state at TIME is unknown."""
+    first = later[-1] if later else None
+    if first is None or first.delete_marker:
+        return False  # a delete marker first: the file existed just before it
+    try:
+        record = vault.attribution_of(path, Header.from_metadata(store.version_metadata(first.key, first.version_id)))
+    except (StorageError, IntegrityError, KeyUnavailable, NotFound):
+        return False
+    return record is not None and record.command in _STARTS_A_FILE and (then is None or then.delete_marker)
 
 
 def _apply(store: AdminStore, vault: Vault, step: Planned) -> Literal["written", "deleted", "unchanged"]:
@@ -204,9 +229,10 @@ def _apply(store: AdminStore, vault: Vault, step: Planned) -> Literal["written",
 def restore(
     store: AdminStore, vault: Vault, at: datetime, scope: MemoryPath | None, pool: Pool, tracker: Tracker
 ) -> RestoreReport:
-    planned = plan(store, vault, at, scope)
+    steps = plan(store, vault, at, scope)
     etag, resumed = _begin(vault, Intent.of(at, scope))
-    report = RestoreReport(planned=planned, resumed=resumed)
+    planned = [step for step in steps if step.step != "unknown"]
+    report = RestoreReport(planned, resumed, unknown=[step.path for step in steps if step.step == "unknown"])
     tracker.start(len(report.planned))
 
     def record(step: Planned, outcome: Callable[[], str]) -> None:

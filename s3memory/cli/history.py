@@ -143,14 +143,18 @@ def run_restore(args: argparse.Namespace) -> int:
             steps = plan(ctx.store, vault, at, scope)
             for step in steps:
                 what = f"{step.path.display} (version {step.version_id})" if step.step == "write" else step.path.display
-                say(f"would {step.step} {what}")
-            print_summary(f"would restore {count(len(steps), 'file')} to {when}")
+                say(_unknown(step.path.display, when) if step.step == "unknown" else f"would {step.step} {what}")
+            changed = [step for step in steps if step.step != "unknown"]
+            print_summary(f"would restore {count(len(changed), 'file')} to {when}{_left(len(steps) - len(changed))}")
             return EXIT_OK
         progress = ctx.progress("restore")
         report = restore(ctx.store, vault, at, scope, ctx.pool, progress)
         progress.finish()
     print_problems(report.problems)
+    for path in report.unknown:
+        say(_unknown(path.display, when))
     done = f"{report.written:,} written, {report.deleted:,} deleted, {report.unchanged:,} already as they were"
+    done += _left(len(report.unknown))
     line = f"restored {count(len(report.planned), 'file')} to {when} ({done}) in {time.monotonic() - started:.2f} s"
     if report.resumed:
         say("completed an interrupted restore to the same time")
@@ -158,3 +162,11 @@ def run_restore(args: argparse.Namespace) -> int:
         say("the restore is not finished: run the same command again to complete it")
     print_summary(line + failed_suffix(report.problems))
     return EXIT_FAILED if report.problems else EXIT_OK
+
+
+def _unknown(path: str, when: str) -> str:
+    return f"left alone {path}: its state at {when} is unknown (its version from then expired or was redacted)"
+
+
+def _left(unknown: int) -> str:
+    return f", {count(unknown, 'file')} left alone: state then unknown" if unknown else ""

@@ -84,3 +84,43 @@ def test_repair_abandon_ends_an_unfinished_restore_in_any_name_state(
     code, out, error = run(capsys, "restore", "--agent", "ann", "--at", now)
     assert code == 0, error
     assert re.fullmatch(r"restored 0 files to \S+ \(0 written, 0 deleted, 0 already as they were\) in \S+ s\n", out)
+
+
+def test_restore_leaves_alone_a_file_whose_version_at_the_time_is_gone(
+    capsys: Any, versioned: Any, make_tool: Any
+) -> None:
+    """Old code planned `would delete /memories/a.md` and deleted it: its version at TIME had been
+    redacted (as the noncurrent-version lifecycle expires one), so it looked new since."""
+    tool = make_tool("ann")
+    ok(tool, command="create", path="/memories/a.md", file_text="v1\n")
+    ok(tool, command="create", path="/memories/b.md", file_text="b1\n")
+    ok(tool, command="delete", path="/memories/b.md")
+    at = _moment()
+    ok(tool, command="str_replace", path="/memories/a.md", old_str="v1", new_str="v2")
+    ok(tool, command="create", path="/memories/b.md", file_text="b2\n")  # absent at TIME: a delete marker says so
+    ok(tool, command="create", path="/memories/c.md", file_text="new\n")  # created since: deleted
+    (v1,) = [
+        v for v in versioned.list_object_versions(Bucket=BUCKET, Prefix=ANN + "a.md")["Versions"] if not v["IsLatest"]
+    ]
+    versioned.delete_object(Bucket=BUCKET, Key=ANN + "a.md", VersionId=v1["VersionId"])  # redacted, or expired
+    when = at.replace("Z", "+00:00")
+    unknown = (
+        f"left alone /memories/a.md: its state at {when} is unknown (its version from then expired or was redacted)"
+    )
+
+    code, out, _ = run(capsys, "restore", "--agent", "ann", "--at", at, "--dry-run")
+    assert (code, out) == (
+        0,
+        f"{unknown}\nwould delete /memories/b.md\nwould delete /memories/c.md\n"
+        f"would restore 2 files to {when}, 1 file left alone: state then unknown\n",
+    )
+    code, out, _ = run(capsys, "restore", "--agent", "ann", "--at", at)
+    assert code == 0, out
+    assert out.splitlines()[0] == unknown
+    assert re.fullmatch(
+        r"restored 2 files to \S+ \(0 written, 2 deleted, 0 already as they were, 1 file left alone: "
+        r"state then unknown\) in \S+ s",
+        out.splitlines()[1],
+    )
+    assert ok(make_tool("ann"), command="view", path="/memories/a.md").endswith("1\tv2")
+    assert RECORD not in listed_keys(versioned)
