@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from s3memory.core import keyring
 from s3memory.core.envelope import BranchKey
 from s3memory.core.keyring import BranchRecord, Ring
-from s3memory.core.limits import DEFAULT_KEY_ROTATION_DAYS
+from s3memory.core.limits import DEFAULT_KEY_ROTATION_DAYS, WRITE_FENCE_SECONDS
 from s3memory.errors import IntegrityError, KeyMisconfigured, KeyUnavailable, NotFound, PreconditionFailed, StorageError
 
 from .keycache import KeyCaches
@@ -78,15 +78,16 @@ class Keystore(NameModeRecords):
         self.names_on_create = names_on_create
 
     # -- reading --
-    def ring(self, *, refresh: bool = False) -> Ring:
-        """The keystore listing: from the cache unless stale or `refresh`, else one LIST."""
+    def ring(self, *, refresh: bool = False, max_age: float | None = None) -> Ring:
+        """The keystore listing: from the cache unless stale (older than the TTL, or `max_age`
+        seconds) or `refresh`, else one LIST."""
         if not refresh:
-            cached = self.caches.rings.get(self.location)
+            cached = self.caches.rings.get(self.location, max_age)
             if cached is not None:
                 return cached
         with self.caches.rings.lock(self.location):
             if not refresh:
-                cached = self.caches.rings.get(self.location)
+                cached = self.caches.rings.get(self.location, max_age)
                 if cached is not None:
                     return cached
             return self._remember(self.store.list_all(self.folder))
@@ -189,8 +190,9 @@ class Keystore(NameModeRecords):
     # -- writing --
     def active(self) -> BranchKey:
         """The branch key new objects are sealed under: created on the agent's first write, and
-        replaced by a new generation when the rotation period has passed."""
-        ring = self.ring()
+        replaced by a new generation when the rotation period has passed. The listing it checks
+        is at most `WRITE_FENCE_SECONDS` old (the writers' fence, see `core.limits`)."""
+        ring = self.ring(max_age=WRITE_FENCE_SECONDS)
         if self._before_write is not None:
             self._before_write(ring)
         record = self._usable(ring)
