@@ -2,8 +2,8 @@
 
 The layout and records are in `core.keyring`. The listing is cached in the `KeyCaches` the
 keystore is given (normally its key provider's: per process, with its TTL), and so are unwrapped
-branch keys, so a warm process makes no request here; a cold one makes one LIST (none when the
-agent's root listing already held the folder, see `prime`) and one unwrap per branch key it meets.
+branch keys, so a warm process makes no request here (a writer: one LIST a minute, its fence); a cold
+one makes one LIST (none when the root listing held the folder, see `prime`) and one unwrap per key.
 Every write here is a create (If-None-Match): concurrent first writers, or concurrent rotations,
 race for one claim name and the losers adopt the winner's key, so an agent never has two active
 keys in use.
@@ -79,8 +79,7 @@ class Keystore(NameModeRecords):
 
     # -- reading --
     def ring(self, *, refresh: bool = False, max_age: float | None = None) -> Ring:
-        """The keystore listing: from the cache unless stale (older than the TTL, or `max_age`
-        seconds) or `refresh`, else one LIST."""
+        """The keystore listing: from the cache unless older than the TTL (or `max_age`) or `refresh`, else one LIST."""
         if not refresh:
             cached = self.caches.rings.get(self.location, max_age)
             if cached is not None:
@@ -190,8 +189,8 @@ class Keystore(NameModeRecords):
     # -- writing --
     def active(self) -> BranchKey:
         """The branch key new objects are sealed under: created on the agent's first write, and
-        replaced by a new generation when the rotation period has passed. The listing it checks
-        is at most `WRITE_FENCE_SECONDS` old (the writers' fence, see `core.limits`)."""
+        replaced by a new generation when the rotation period has passed. Its listing is at most
+        `WRITE_FENCE_SECONDS` old (the writers' fence, see `core.limits`)."""
         ring = self.ring(max_age=WRITE_FENCE_SECONDS)
         if self._before_write is not None:
             self._before_write(ring)
