@@ -79,9 +79,7 @@ def test_repair_abandon_ends_an_unfinished_restore_in_any_name_state(
     assert RECORD not in listed_keys(versioned)
     code, out, _ = run(capsys, "migrate", "--agent", "ann", "--names", "encrypted", "-q")
     assert code == 0, out
-    now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    time.sleep(1.1)
-    code, out, error = run(capsys, "restore", "--agent", "ann", "--at", now)
+    code, out, error = run(capsys, "restore", "--agent", "ann", "--at", _moment())  # after the migration
     assert code == 0, error
     assert re.fullmatch(r"restored 0 files to \S+ \(0 written, 0 deleted, 0 already as they were\) in \S+ s\n", out)
 
