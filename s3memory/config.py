@@ -45,6 +45,11 @@ class StorageSettings(BaseSettings):
     keystore_bucket: str | None = Field(
         None, min_length=3, max_length=63, description="bucket for the agents' branch keys (default: the memory bucket)"
     )
+    fence_seconds: float = Field(
+        defaults.DEFAULT_FENCE_WAIT_SECONDS,
+        ge=0,
+        description="how long purge, shred and migrate wait for running tools to see them before they act",
+    )
     max_workers: int = Field(defaults.DEFAULT_MAX_WORKERS, ge=1, le=defaults.MAX_WORKERS)
     max_attempts: int = Field(defaults.DEFAULT_MAX_ATTEMPTS, ge=1, le=20)
     request_checksum_calculation: Literal["when_supported", "when_required"] | None = Field(

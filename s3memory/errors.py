@@ -18,7 +18,8 @@ can catch either (`except FileNotFoundError`).
     │       └── AccessDenied (also PermissionError)
     ├── KeyUnavailable (code; kind)                      transient
     │   └── KeyMisconfigured                             configuration
-    │       └── NamesMismatch                            the agent's name mode is not the tool's
+    │       ├── NamesMismatch                            the agent's name mode is not the tool's
+    │       └── AgentErasing                             a purge or shred of the agent is under way
     └── IntegrityError                                   an object is not what we wrote
 
 `kind` is one of TRANSIENT, PERMANENT, CONFIGURATION (or COMMAND for a plain command error):
@@ -148,6 +149,14 @@ class NamesMismatch(KeyMisconfigured):
     `code`: `NamesEncrypted` (the agent's names are encrypted, the tool's plain), `NamesPlain`
     (the reverse) or `NamesMigrating` (`s3memory migrate` is under way or was interrupted).
     """
+
+
+class AgentErasing(KeyMisconfigured):
+    """`s3memory purge` or `shred` of the agent is under way or was interrupted: its keys may be
+    gone, so no command may read its names or write (code `AgentErasing`)."""
+
+    def __init__(self, code: str = "AgentErasing") -> None:
+        super().__init__(code)
 
 
 class IntegrityError(S3MemoryError):

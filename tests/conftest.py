@@ -183,6 +183,7 @@ def env(monkeypatch: pytest.MonkeyPatch, s3: Any) -> Any:
     monkeypatch.setenv("S3MEMORY_BUCKET", BUCKET)
     monkeypatch.setenv("S3MEMORY_PREFIX", "agents/")
     monkeypatch.setenv("S3MEMORY_LOCAL_KEY", base64.b64encode(LOCAL_KEY).decode())
+    monkeypatch.setenv("S3MEMORY_FENCE_SECONDS", "0")  # no tool runs meanwhile; the tests of the fence set their own
     if ENDPOINT:
         monkeypatch.setenv("S3MEMORY_ENDPOINT_URL", ENDPOINT)
     return s3

@@ -1,18 +1,26 @@
 """`migrate`: convert an agent's file names between plain and encrypted, crash-safe and resumable.
 
 1. The agent's name mode becomes `to-{target}` (a create-only keystore entry). From then on every
-   tool refuses the agent (`NamesMigrating`); a tool that read the keystore before keeps its view
-   for as long as it caches it (S3MEMORY_KEY_CACHE_SECONDS, 5 minutes by default), so stop the
-   agent's tools first, or run migrate again after that time.
+   tool refuses the agent (`NamesMigrating`). A tool re-reads the keystore before a write once
+   the listing it holds is `WRITE_FENCE_SECONDS` old (the writers' fence, `core.limits`), so
+   migrate waits `wait` seconds (`S3MEMORY_FENCE_SECONDS`) before it moves anything: after that
+   no tool writes under the old encoding (0: the agent's tools are known to be stopped).
 2. Every object stored under the other encoding is copied to its key under the target encoding,
    byte for byte (its content is bound to its memory path, which does not change), as a create
-   (If-None-Match); then the old key is deleted in the version copied (If-Match).
+   (If-None-Match); then the old key is deleted in the version copied (If-Match). A file written
+   at its old key between the copy and the delete (a tool slower than the fence) is moved again;
+   when both names hold a file with different content, both are authenticated and the one whose
+   sealed (authenticated) change time is newer ends at the new key, the source on a tie (a write
+   racing the move lands after the copy): the older stays a prior version of its key in a
+   versioned bucket. Then one more listing moves what was written under the old names meanwhile.
 3. The agent's name mode becomes `{target}`.
 
-A crash leaves every file at its old key, its new key, or both with the same bytes; running
-migrate again resumes (a copy that already exists with the same bytes only deletes the old key).
-Nothing is deleted before its copy exists. An agent with interrupted directory changes is
-refused until `s3memory repair` completes them (their records name keys in the old encoding).
+A crash leaves every file at its old key, its new key, or both; running migrate again resumes.
+Nothing is deleted before its copy exists, and nothing is overwritten unauthenticated. An agent
+with interrupted directory changes is refused until `s3memory repair` completes them (their
+records name keys in the old encoding), and so is an agent with an unfinished restore (its
+versions from before the migration would be stored under the old names, so it could never be
+finished): finish it, or end it with `repair --abandon`.
 """
 
 from __future__ import annotations
@@ -20,24 +28,29 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from s3memory.core import paths
+from s3memory.core.envelope import Header
 from s3memory.core.names import PLAIN, NameMode
 from s3memory.core.paths import MemoryPath
-from s3memory.errors import CommandError, KeyUnavailable, NotFound, PreconditionFailed, StorageError
+from s3memory.errors import CommandError, IntegrityError, KeyUnavailable, NotFound, PreconditionFailed, StorageError
 from s3memory.memory.explain import for_report
 from s3memory.memory.intents import INTENTS
 from s3memory.storage.concurrency import Pool
 from s3memory.storage.keyspace import AgentKeyspace
 from s3memory.storage.names import with_codec
+from s3memory.storage.store import StoredObject
 from s3memory.storage.vault import Vault
 
 from .audit import record_migration
 from .common import Problem, Tracker, is_folder_marker
+from .purge import fence_wait
+from .restore import unfinished
 
 
 @dataclass
 class MigrateReport:
     target: str
     moved: int = 0
+    newer_kept: int = 0  # files written at both names meanwhile: the newer copy kept (see the module's doc)
     already: int = 0  # already stored under the target encoding
     finished: bool = False  # the agent is now in the target mode
     problems: list[Problem] = field(default_factory=list)
@@ -65,7 +78,7 @@ class _Layouts:
             return None
 
 
-def migrate(vault: Vault, target: NameMode, pool: Pool, tracker: Tracker) -> MigrateReport:
+def migrate(vault: Vault, target: NameMode, pool: Pool, tracker: Tracker, *, wait: float = 0.0) -> MigrateReport:
     """Convert the agent of `vault` to `target` names (see the module's doc). Raises `CommandError`
     for an agent that cannot be migrated now; per-file failures are in the report's problems."""
     if vault.names.need is not None:
@@ -73,7 +86,14 @@ def migrate(vault: Vault, target: NameMode, pool: Pool, tracker: Tracker) -> Mig
     space = vault.space
     if vault.store.exists_under(vault.dir_prefix(INTENTS)):
         raise CommandError(f"agent {vault.agent_id} has interrupted directory changes; run s3memory repair first")
-    state = vault.keystore.names_state(vault.keystore.ring(refresh=True))
+    pending = unfinished(vault)
+    if pending is not None:
+        raise CommandError(
+            f"agent {vault.agent_id} has an unfinished restore (to {pending.at}); finish it first: "
+            f"{pending.command(vault.agent_id)}, or end it: s3memory repair --agent {vault.agent_id} --abandon"
+        )
+    vault.names.mode(vault.keystore.ring(refresh=True))  # an agent being erased is refused
+    state = vault.keystore.names_state(vault.keystore.ring())
     seq, mode = (1, "plain") if state is None else state  # mode 1 is claimed with generation 1
     report = MigrateReport(target)
     layouts = _Layouts(with_codec(space, PLAIN), with_codec(space, vault.names.cipher()))
@@ -81,35 +101,13 @@ def migrate(vault: Vault, target: NameMode, pool: Pool, tracker: Tracker) -> Mig
         seq, mode = vault.keystore.claim_names(seq + 1, f"to-{target}")
         if mode != f"to-{target}":
             raise _changed(vault.agent_id, mode)
-    if mode != target:  # who migrates, for `history` (the copies keep their writers' attribution)
-        record_migration(vault, seq, NameMode(target).value)
-    objects = [
-        o for o in vault.store.list_all(vault.root) if not is_folder_marker(o) and not space.is_bookkeeping(o.key)
-    ]
-    tracker.start(len(objects))
-    todo: list[tuple[str, MemoryPath]] = []
-    for obj in objects:
-        found = layouts.path_of(obj.key)
-        if found is None:
-            report.problems.append(
-                Problem(vault.agent_id, layouts.plain.shown(obj.key), "not a memory path in either mode")
-            )
-            tracker.advance()
-        elif found[1] == (target == "encrypted"):
-            report.already += 1
-            tracker.advance()
-        else:
-            todo.append((obj.key, found[0]))
-
-    destination = layouts.target(target)
-    for (_, path), future in pool.completed(lambda item: _move(vault, item[0], destination.key(item[1])), todo):
-        try:
-            future.result()
-        except (StorageError, KeyUnavailable, CommandError) as err:
-            report.problems.append(Problem(vault.agent_id, path.display, for_report(err)))
-        else:
-            report.moved += 1
-        tracker.advance()
+    if mode != target:
+        record_migration(vault, seq, NameMode(target).value)  # who migrates, for `history`
+        fence_wait(wait)  # every tool re-reads the keystore before its next write, and refuses
+    failed: set[str] = set()
+    for sweep in range(2):  # the second: what a tool slower than the fence wrote under the old names meanwhile
+        todo = _todo(vault, layouts, target, report, tracker, failed, count=sweep == 0)
+        _move_all(vault, layouts.target(target), todo, pool, report, tracker, failed)
     if not report.problems and mode != target:
         in_force = vault.keystore.claim_names(seq + 1, target)
         if in_force[1] != target:
@@ -119,24 +117,94 @@ def migrate(vault: Vault, target: NameMode, pool: Pool, tracker: Tracker) -> Mig
     return report
 
 
+def _todo(
+    vault: Vault, layouts: _Layouts, target: NameMode, report: MigrateReport, tracker: Tracker, failed: set[str],
+    *, count: bool,
+) -> list[tuple[str, MemoryPath]]:  # fmt: skip
+    """The objects still stored under the other encoding (one listing), but for those whose move
+    `failed`; `count`: the first sweep counts what is already in place and reports what maps to no
+    memory path."""
+    space = vault.space
+    objects = [
+        o for o in vault.store.list_all(vault.root) if not is_folder_marker(o) and not space.is_bookkeeping(o.key)
+    ]
+    todo: list[tuple[str, MemoryPath]] = []
+    if count:
+        tracker.start(len(objects))
+    for obj in objects:
+        found = layouts.path_of(obj.key)
+        if found is None:
+            if count:
+                shown = layouts.plain.shown(obj.key)
+                report.problems.append(Problem(vault.agent_id, shown, "not a memory path in either mode"))
+                tracker.advance()
+        elif found[1] == (target == "encrypted"):
+            if count:
+                report.already += 1
+                tracker.advance()
+        elif obj.key not in failed:
+            if not count:
+                tracker.start(1)
+            todo.append((obj.key, found[0]))
+    return todo
+
+
+def _move_all(
+    vault: Vault, destination: AgentKeyspace, todo: list[tuple[str, MemoryPath]], pool: Pool, report: MigrateReport,
+    tracker: Tracker, failed: set[str],
+) -> None:  # fmt: skip
+    for (key, path), future in pool.completed(
+        lambda item: _move(vault, item[0], destination.key(item[1]), item[1]), todo
+    ):
+        try:
+            kept_newer = future.result()
+        except (StorageError, KeyUnavailable, IntegrityError, CommandError) as err:
+            report.problems.append(Problem(vault.agent_id, path.display, for_report(err)))
+            failed.add(key)
+        else:
+            report.moved += 1
+            report.newer_kept += kept_newer
+        tracker.advance()
+
+
 def _changed(agent: str, mode: str) -> CommandError:
     return CommandError(f"another process changed the name mode of {agent} meanwhile (now {mode}); run migrate again")
 
 
-def _move(vault: Vault, old: str, new: str) -> None:
-    """Copy `old` to `new` (create-only, same bytes, same tags) and delete `old` in that version."""
-    try:
-        obj = vault.store.get(old)
-    except NotFound:
-        return  # moved by an earlier run (or deleted) meanwhile
-    tags = vault.store.get_tags(old)
-    try:
-        vault.store.put(new, obj.body, obj.metadata, if_none_match=True, tags=tags or None)
-    except PreconditionFailed:
-        existing = vault.store.get(new)
-        if existing.body != obj.body or existing.metadata != obj.metadata:
-            raise CommandError("both of its names hold a file, with different content; both were kept") from None
-    try:
-        vault.store.delete(old, if_match=obj.etag)
-    except PreconditionFailed:
-        raise CommandError("it was written while it was being moved; run migrate again") from None
+MOVE_ATTEMPTS = 3
+
+
+def _move(vault: Vault, old: str, new: str, path: MemoryPath) -> bool:
+    """Copy `old` to `new` (create-only, same bytes, same tags) and delete `old` in that version.
+    True if both names held a file with different content (the newer was kept at `new`)."""
+    resolved = False
+    for _ in range(MOVE_ATTEMPTS):
+        try:
+            obj = vault.store.get(old)
+        except NotFound:
+            return resolved  # moved by an earlier run (or deleted) meanwhile
+        tags = vault.store.get_tags(old)
+        try:
+            vault.store.put(new, obj.body, obj.metadata, if_none_match=True, tags=tags or None)
+        except PreconditionFailed:
+            existing = vault.store.get(new)
+            if existing.body != obj.body or existing.metadata != obj.metadata:
+                resolved = True
+                if _changed_at(vault, path, obj) >= _changed_at(vault, path, existing):
+                    try:  # the source is newer: it goes over the copy, which stays a prior version
+                        vault.store.put(new, obj.body, obj.metadata, if_match=existing.etag, tags=tags or None)
+                    except PreconditionFailed:
+                        continue  # the new key changed meanwhile: look again
+        try:
+            vault.store.delete(old, if_match=obj.etag)
+            return resolved
+        except PreconditionFailed:
+            continue  # written while it was being moved: move it again
+    raise CommandError("it kept changing while it was being moved; run migrate again")
+
+
+def _changed_at(vault: Vault, path: MemoryPath, obj: StoredObject) -> int:
+    """The sealed change time of `obj` as the file at `path`, authenticated (`IntegrityError` if it
+    does not open: nothing is overwritten or deleted on the word of an unauthenticated header)."""
+    vault.open(path, obj)
+    return Header.from_metadata(obj.metadata).modified or 0

@@ -5,14 +5,21 @@ delete marker and every earlier version survives, so purge lists versions
 (ListObjectVersions, paginated by key and version-id marker) and deletes each one by its
 VersionId, 1,000 per DeleteObjects request, reading each response's `Errors`. It works the
 same in an unversioned bucket (every object has version "null"). Then it lists again: a
-writer that was still running may have added objects, which are deleted in another round;
-whatever is left after the last round is reported.
+writer that was still running may have added objects, which are deleted in another round
+(`arrived` counts them); whatever is left after the last round is reported.
+
+A purge of the whole agent first writes the keystore's `erasing` entry (see `core.keyring`) and
+deletes it last, once nothing else is left: meanwhile every tool that lists the agent's keystore
+answers that the agent is being erased, rather than reading what is left with no keys, or under
+the wrong name mode. `shred` does the same around both of its steps.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
+from s3memory.core import keyring
 from s3memory.errors import StorageError
 from s3memory.storage.admin_store import AdminStore, Version
 from s3memory.storage.concurrency import Pool
@@ -29,6 +36,7 @@ class PurgeReport:
     deleted: list[Version] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     remaining: int = 0  # versions still listed under the prefix at the end
+    arrived: int = 0  # versions written meanwhile (after the first listing) and deleted in a later round
 
 
 def list_versions(store: AdminStore, root: str) -> list[Version]:
@@ -36,6 +44,33 @@ def list_versions(store: AdminStore, root: str) -> list[Version]:
         (v for page in store.iter_versions(root) for v in page),
         key=lambda v: (v.key, v.delete_marker, v.version_id),
     )
+
+
+def erasing_key(space: AgentKeyspace) -> str:
+    """The keystore entry that says a purge or shred of the agent is under way."""
+    return space.keystore_prefix + keyring.ERASING
+
+
+def mark_erasing(keystore: AdminStore, space: AgentKeyspace) -> None:
+    keystore.put(erasing_key(space), b"", {})
+
+
+def fence_wait(seconds: float) -> None:
+    """Wait for running tools to see what was just announced in the keystore: a tool re-reads its
+    listing before a write once it is `WRITE_FENCE_SECONDS` old (`core.limits`), so after that
+    window (and a write in flight) every tool refuses instead of writing with a stale view."""
+    if seconds > 0:
+        time.sleep(seconds)
+
+
+def unmark_erasing(keystore: AdminStore, space: AgentKeyspace) -> list[Problem]:
+    """Delete every version of the `erasing` entry (the last thing a purge or shred deletes)."""
+    key = erasing_key(space)
+    failed = keystore.delete_versions([v for v in list_versions(keystore, key) if v.key == key])
+    return [
+        Problem(space.agent_id, space.shown(v.key), f"version {v.version_id} not deleted ({c})")
+        for v, c in failed.items()
+    ]
 
 
 def purge(
@@ -46,16 +81,37 @@ def purge(
     versions: list[Version] | None = None,
     *,
     root: str | None = None,
+    keystore: AdminStore | None = None,
+    fence: bool = True,
+    wait: float = 0.0,
 ) -> PurgeReport:
     """Delete every version under the agent's root (`{prefix}{agent}/`: the trailing slash keeps
     agent `ann2` out of a purge of `ann`). `versions` is a listing already made (e.g. to confirm);
-    `root`: only this folder of the agent (`shred` erases the keystore first)."""
+    `root`: only this folder of the agent (`shred` erases the keystore first). A purge of the whole
+    agent writes the `erasing` entry in `keystore` (default: `store`) first, waits `wait` seconds
+    for running tools to see it (see `fence_wait`), and deletes it last (unless `fence` is False:
+    `shred` does that itself)."""
+    whole = root is None
     root = space.root if root is None else root
     if not root.startswith(space.root):
         raise ValueError("purge: root must lie under the agent's root")
+    fenced = (keystore or store) if whole and fence else None
+    if fenced is not None:
+        mark_erasing(fenced, space)
+        fence_wait(wait)
+    report = _rounds(store, space, pool, tracker, versions, root)
+    if fenced is not None and not report.problems and not report.remaining:
+        report.problems = unmark_erasing(fenced, space)
+    return report
+
+
+def _rounds(
+    store: AdminStore, space: AgentKeyspace, pool: Pool, tracker: Tracker, versions: list[Version] | None, root: str
+) -> PurgeReport:
+    keep = erasing_key(space)  # deleted last, by `unmark_erasing`
     report = PurgeReport()
-    pending = list_versions(store, root) if versions is None else versions
-    for _ in range(ROUNDS):
+    pending = [v for v in (list_versions(store, root) if versions is None else versions) if v.key != keep]
+    for round_ in range(ROUNDS):
         if not pending or report.problems:
             break  # done, or S3 refused something that deleting again would only repeat
         tracker.start(len(pending))
@@ -71,8 +127,9 @@ def purge(
                     report.problems.append(Problem(space.agent_id, space.shown(version.key), why))
                 else:
                     report.deleted.append(version)
+                    report.arrived += round_ > 0
                 tracker.advance(version.size)
-        pending = list_versions(store, root)
+        pending = [v for v in list_versions(store, root) if v.key != keep]
     report.remaining = len(pending)
     report.deleted.sort(key=lambda v: (v.key, v.delete_marker, v.version_id))
     report.problems.sort()

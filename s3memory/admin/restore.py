@@ -12,6 +12,9 @@ Before its first change a restore writes an intent record, `.s3memory/restore` (
 object, create-only), naming TIME and the path; it deletes it once every file is done. While it
 exists the memory may be half way between two states, and another restore (of another TIME or
 path) is refused until this one is run again to its end, so two restores never interleave.
+`s3memory migrate` refuses an agent with an unfinished restore (its versions from before the
+migration would be stored under the old names, so it could never be finished), and
+`s3memory repair --abandon` ends one: the record goes, every file stays as it is.
 """
 
 from __future__ import annotations
@@ -23,26 +26,32 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Literal
 
+from s3memory.core import paths
+from s3memory.core.envelope import Header
 from s3memory.core.paths import RESERVED_SEGMENT, MemoryPath
 from s3memory.errors import CommandError, IntegrityError, KeyUnavailable, NotFound, PreconditionFailed, StorageError
 from s3memory.memory.explain import for_report
 from s3memory.storage.admin_store import AdminStore, Version
 from s3memory.storage.attribution import attributed
 from s3memory.storage.concurrency import Pool
+from s3memory.storage.keyspace import AgentKeyspace
+from s3memory.storage.store import ObjectStore
 from s3memory.storage.vault import Vault
 
 from .audit import migrated_at
 from .common import Problem, Tracker
 from .history import merged_versions
 
-Step = Literal["write", "delete"]
+Step = Literal["write", "delete", "unknown"]
+# Commands whose version starts a file: nothing was stored at its key just before it.
+_STARTS_A_FILE = frozenset({"create", "rename"})
 
 
 @dataclass(frozen=True, order=True)
 class Planned:
     path: MemoryPath
     step: Step
-    version_id: str  # the version to bring back ("" for a delete)
+    version_id: str  # the version to bring back ("" for a delete, or a file whose state at TIME is unknown)
 
 
 RECORD = MemoryPath((RESERVED_SEGMENT, "restore"))
@@ -76,6 +85,25 @@ class Intent:
         return f"s3memory restore --agent {agent} --at {self.at}" + ("" if self.scope is None else f" {self.scope}")
 
 
+def unfinished(vault: Vault) -> Intent | None:
+    """The intent of the agent's unfinished restore, or None (one GET)."""
+    try:
+        return Intent.from_json(vault.read(RECORD)[0])
+    except NotFound:
+        return None
+
+
+def abandon(store: ObjectStore, space: AgentKeyspace) -> bool:
+    """Drop the record of an unfinished restore (True if there was one); every file stays as it is.
+    Needs no key and no name mode: the record's key is a bookkeeping key, never encoded."""
+    key = paths.object_key(space.root, RECORD)
+    if store.head(key) is None:
+        return False
+    with contextlib.suppress(NotFound):
+        store.delete(key)
+    return True
+
+
 def _begin(vault: Vault, intent: Intent) -> tuple[str, bool]:
     """Write the intent record, or take over the same restore's (resumed: True). (ETag, resumed)"""
     for _ in range(3):
@@ -104,6 +132,7 @@ class RestoreReport:
     written: int = 0
     deleted: int = 0
     unchanged: int = 0  # already as they were at TIME
+    unknown: list[MemoryPath] = field(default_factory=list)  # left alone: their state at TIME is unknown
     problems: list[Problem] = field(default_factory=list)
 
 
@@ -140,8 +169,29 @@ def plan(store: AdminStore, vault: Vault, at: datetime, scope: MemoryPath | None
         if existed and then is not None and (not exists or now is None or now.version_id != then.version_id):
             steps.append(Planned(path, "write", then.version_id))
         elif not existed and exists:
-            steps.append(Planned(path, "delete", ""))
+            known = _absent_then(store, vault, path, then, [v for v in versions if v is not then and _after(v, at)])
+            steps.append(Planned(path, "delete" if known else "unknown", ""))
     return sorted(steps)
+
+
+def _after(version: Version, at: datetime) -> bool:
+    return version.last_modified is None or version.last_modified > at
+
+
+def _absent_then(store: AdminStore, vault: Vault, path: MemoryPath, then: Version | None, later: list[Version]) -> bool:
+    """True if the file at `path` is known not to have existed at TIME: the oldest entry after TIME
+    (`later`, newest first) starts the file (a `create` or a rename to it, by its authenticated
+    attribution), so nothing was there just before it, and either nothing is listed before it or a
+    delete marker is (`then`). Otherwise a version from then has expired (the noncurrent-version
+    lifecycle) or been redacted, or the writer recorded nothing: the state at TIME is unknown."""
+    first = later[-1] if later else None
+    if first is None or first.delete_marker:
+        return False  # a delete marker first: the file existed just before it
+    try:
+        record = vault.attribution_of(path, Header.from_metadata(store.version_metadata(first.key, first.version_id)))
+    except (StorageError, IntegrityError, KeyUnavailable, NotFound):
+        return False
+    return record is not None and record.command in _STARTS_A_FILE and (then is None or then.delete_marker)
 
 
 def _apply(store: AdminStore, vault: Vault, step: Planned) -> Literal["written", "deleted", "unchanged"]:
@@ -167,9 +217,10 @@ def _apply(store: AdminStore, vault: Vault, step: Planned) -> Literal["written",
 def restore(
     store: AdminStore, vault: Vault, at: datetime, scope: MemoryPath | None, pool: Pool, tracker: Tracker
 ) -> RestoreReport:
-    planned = plan(store, vault, at, scope)
+    steps = plan(store, vault, at, scope)
     etag, resumed = _begin(vault, Intent.of(at, scope))
-    report = RestoreReport(planned=planned, resumed=resumed)
+    planned = [step for step in steps if step.step != "unknown"]
+    report = RestoreReport(planned, resumed, unknown=[step.path for step in steps if step.step == "unknown"])
     tracker.start(len(report.planned))
 
     def record(step: Planned, outcome: Callable[[], str]) -> None:
@@ -195,4 +246,4 @@ def restore(
     return report
 
 
-__all__ = ["Planned", "RestoreReport", "Version", "parse_time", "plan", "restore"]
+__all__ = ["Planned", "RestoreReport", "Version", "abandon", "parse_time", "plan", "restore", "unfinished"]

@@ -17,7 +17,7 @@ from s3memory.storage.concurrency import Pool
 from s3memory.storage.keyspace import AgentKeyspace
 
 from .common import Tracker
-from .purge import PurgeReport, list_versions, purge
+from .purge import PurgeReport, erasing_key, fence_wait, list_versions, mark_erasing, purge, unmark_erasing
 
 
 @dataclass
@@ -27,7 +27,7 @@ class ShredReport:
 
 
 def keystore_versions(keystore: AdminStore, space: AgentKeyspace) -> list[Version]:
-    return list_versions(keystore, space.keystore_prefix)
+    return [v for v in list_versions(keystore, space.keystore_prefix) if v.key != erasing_key(space)]
 
 
 def shred(
@@ -38,14 +38,25 @@ def shred(
     tracker: Tracker,
     *,
     keys_only: bool = False,
+    wait: float = 0.0,
 ) -> ShredReport:
     """Branch keys first (every version), then the objects. If a key version survives, the objects
     are left alone: they are the evidence of what could not be shredded, and purging them would
-    hide that a copy of a key remains."""
+    hide that a copy of a key remains. The keystore's `erasing` entry is written first; then it
+    waits `wait` seconds (a running tool re-reads the keystore before its next write and refuses,
+    rather than seal a file under a key about to be destroyed); the entry is deleted last, once
+    nothing else is left (with `keys_only`: once the keys are gone)."""
+    mark_erasing(keystore, space)
+    fence_wait(wait)
     keys = purge(keystore, space, pool, tracker, root=space.keystore_prefix)
-    if keys_only and not (keys.problems or keys.remaining) and keys.deleted:
-        # The note that tells a reader its keys were destroyed, not that it was tampered with.
-        keystore.put(space.keystore_prefix + SHREDDED, b"destroyed by s3memory shred --keys-only\n", {})
-    if keys_only or keys.problems or keys.remaining:
+    if keys.problems or keys.remaining:
         return ShredReport(keys, None)
-    return ShredReport(keys, purge(store, space, pool, tracker))
+    if keys_only:
+        if keys.deleted:  # the note that tells a reader its keys were destroyed, not tampered with
+            keystore.put(space.keystore_prefix + SHREDDED, b"destroyed by s3memory shred --keys-only\n", {})
+        keys.problems = unmark_erasing(keystore, space)
+        return ShredReport(keys, None)
+    objects = purge(store, space, pool, tracker, fence=False)
+    if not objects.problems and not objects.remaining:
+        objects.problems = unmark_erasing(keystore, space)
+    return ShredReport(keys, objects)

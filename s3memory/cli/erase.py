@@ -78,11 +78,13 @@ def run_purge(args: argparse.Namespace) -> int:
             return EXIT_OK
         confirm(args, "purge", f"This permanently deletes {what} under {where}; it cannot be undone.")
         progress = ctx.progress("purge")
-        report = purge(ctx.store, space, ctx.pool, progress, versions)
+        wait = ctx.settings.fence_seconds
+        report = purge(ctx.store, space, ctx.pool, progress, versions, keystore=ctx.keystore, wait=wait)
         progress.finish()
     for version in _by_path(space, report.deleted):
         say(f"deleted {_version_line(space, version)}")
     print_problems(report.problems)
+    _arrived(report.arrived)
     gone = sum(v.delete_marker for v in report.deleted)
     line = f"purged {count(len(report.deleted), 'version')} ({count(gone, 'delete marker')}) of agent {args.agent}"
     line += f" in {time.monotonic() - started:.2f} s{failed_suffix(report.problems)}"
@@ -121,12 +123,14 @@ def run_shred(args: argparse.Namespace) -> int:
             return EXIT_OK
         confirm(args, "shred", f"This destroys {what}; no copy of this agent's memory can be decrypted after it.")
         progress = ctx.progress("shred")
-        report = shred(ctx.store, keystore, space, ctx.pool, progress, keys_only=args.keys_only)
+        wait = ctx.settings.fence_seconds
+        report = shred(ctx.store, keystore, space, ctx.pool, progress, keys_only=args.keys_only, wait=wait)
         progress.finish()
     for version in report.keys.deleted + _by_path(space, report.objects.deleted if report.objects else []):
         say(f"deleted {_version_line(space, version)}")
     problems = report.keys.problems + (report.objects.problems if report.objects else [])
     print_problems(problems)
+    _arrived(report.objects.arrived if report.objects else 0)
     line = f"shredded {count(len(report.keys.deleted), 'branch key version')} of agent {args.agent}"
     if report.objects is not None:
         line += f" and purged {count(len(report.objects.deleted), 'version')}"
@@ -141,8 +145,14 @@ def run_shred(args: argparse.Namespace) -> int:
         raise Failed(f"{count(left, 'branch key version')} still under {keys_where}; nothing else was deleted; "
                      "stop the agent and run shred again")  # fmt: skip
     if report.objects is not None and report.objects.remaining:
-        raise Failed(f"{count(report.objects.remaining, 'version')} still under the agent's prefix; purge again")
+        raise Failed(f"{count(report.objects.remaining, 'version')} still under the agent's prefix, sealed under "
+                     "the destroyed keys (undecryptable); stop the agent's tools and run shred again")  # fmt: skip
     return EXIT_FAILED if problems else EXIT_OK
+
+
+def _arrived(versions: int) -> None:
+    if versions:
+        say(f"{count(versions, 'version')} written meanwhile by a running tool erased too; stop the agent's tools")
 
 
 def run_prune(args: argparse.Namespace) -> int:

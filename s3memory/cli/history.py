@@ -199,10 +199,11 @@ def run_restore(args: argparse.Namespace) -> int:
             steps = plan(ctx.store, vault, at, scope)
             for step in steps:
                 what = f"{step.path.display} (version {step.version_id})" if step.step == "write" else step.path.display
-                say(f"would {step.step} {what}")
-            print_summary(f"would restore {count(len(steps), 'file')} to {when}")
-            writes = sum(s.step == "write" for s in steps)
-            _restored(args, when, scope, steps, [writes, len(steps) - writes, 0], False, [])
+                say(_unknown(step.path.display, when) if step.step == "unknown" else f"would {step.step} {what}")
+            changed = [step for step in steps if step.step != "unknown"]
+            print_summary(f"would restore {count(len(changed), 'file')} to {when}{_left(len(steps) - len(changed))}")
+            writes = sum(s.step == "write" for s in changed)
+            _restored(args, when, scope, steps, [writes, len(changed) - writes, 0], False, [])
             return EXIT_OK
         if not args.yes:  # what it would change first, then the question
             steps = plan(ctx.store, vault, at, scope)
@@ -215,7 +216,10 @@ def run_restore(args: argparse.Namespace) -> int:
         report = restore(ctx.store, vault, at, scope, ctx.pool, progress)
         progress.finish()
     print_problems(report.problems)
+    for path in report.unknown:
+        say(_unknown(path.display, when))
     done = f"{report.written:,} written, {report.deleted:,} deleted, {report.unchanged:,} already as they were"
+    done += _left(len(report.unknown))
     line = f"restored {count(len(report.planned), 'file')} to {when} ({done}) in {time.monotonic() - started:.2f} s"
     if report.resumed:
         say("completed an interrupted restore to the same time")
@@ -242,3 +246,11 @@ def _restored(
         emit_json({"agent": args.agent, "at": when, "path": scope.display if scope else None, "dry_run": args.dry_run,
                    "planned": planned, "written": written, "deleted": deleted, "unchanged": unchanged,
                    "resumed": resumed, "problems": problems})  # fmt: skip
+
+
+def _unknown(path: str, when: str) -> str:
+    return f"left alone {path}: its state at {when} is unknown (its version from then expired or was redacted)"
+
+
+def _left(unknown: int) -> str:
+    return f", {count(unknown, 'file')} left alone: state then unknown" if unknown else ""

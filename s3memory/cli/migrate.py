@@ -44,10 +44,14 @@ def run_migrate(args: argparse.Namespace) -> int:
                 "tools refuse it until the migration completes.", nothing="changed")  # fmt: skip
         progress = ctx.progress("migrate")
         try:
-            report = migrate(ctx.vault(args.agent, names=None), NameMode(args.names), ctx.pool, progress)
+            vault, wait = ctx.vault(args.agent, names=None), ctx.settings.fence_seconds
+            report = migrate(vault, NameMode(args.names), ctx.pool, progress, wait=wait)
         finally:
             progress.finish()
     print_problems(report.problems)
+    if report.newer_kept:
+        say(f"{count(report.newer_kept, 'file')} written at both names meanwhile: the newer copy kept, the older one "
+            "a prior version")  # fmt: skip
     line = summary("moved", report.moved, None, time.monotonic() - started, "file")
     print_summary(f"{line} ({report.already:,} already stored {args.names}){failed_suffix(report.problems)}")
     if args.json:

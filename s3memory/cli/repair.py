@@ -3,7 +3,9 @@
 A directory rename or delete records its intent before it starts; the next command of any
 tool instance completes it. `repair` does the same on demand and says what it could not do;
 `--dry-run` shows each pending change and how far it got; `--abandon` drops the records and
-leaves every file exactly where it is now (some at the old path, some at the new one).
+leaves every file exactly where it is now (some at the old path, some at the new one). It also
+ends an unfinished `restore` (its record goes; every file stays as it is now), whatever state the
+agent's names are in.
 """
 
 from __future__ import annotations
@@ -18,9 +20,14 @@ from .progress import count
 
 
 def run_repair(args: argparse.Namespace) -> int:
+    from s3memory.admin.restore import abandon as abandon_restore
+    from s3memory.storage.keyspace import AgentKeyspace
+
     if args.dry_run and args.abandon:
         raise UsageError("--dry-run and --abandon exclude each other; --dry-run shows what --abandon would drop")
     with connect(args) as ctx:
+        if args.abandon and abandon_restore(ctx.store, AgentKeyspace(ctx.settings.prefix, args.agent)):
+            say(f"abandoned the unfinished restore of agent {args.agent}; every file stays as it is now")
         memory = memory_for(ctx, args.agent, read_only=False)
         changes = memory.changes
         store, space = ctx.store, memory.vault.space

@@ -51,6 +51,9 @@ _PROVIDER = re.compile(r"[a-z0-9-]{1,64}")
 _NAMES = re.compile(r"names\.([0-9]{8})\.(plain|encrypted|to-plain|to-encrypted)")
 _NAMES_CLAIM = re.compile(r"names\.([0-9]{8})")
 NAME_KEY_GENERATION = 0
+# Written first by `s3memory purge` and `shred` and deleted last: while it is listed, every
+# command of every tool answers that the agent is being erased (its keys may already be gone).
+ERASING = "erasing"
 NAME_STATES = ("plain", "encrypted", "to-plain", "to-encrypted")
 
 
@@ -215,6 +218,7 @@ class Ring:
     modes: dict[int, set[str]] = field(default_factory=dict)  # name mode entries: seq -> states
     mode_claims: set[int] = field(default_factory=set)  # seqs (2 and up) with a name mode claim
     shredded: bool = False  # `shred --keys-only` destroyed the agent's keys and left its note (SHREDDED)
+    erasing: bool = False  # a purge or shred of the agent is under way (or was interrupted)
 
     @classmethod
     def from_listing(cls, entries: Iterable[tuple[str, str]]) -> Ring:
@@ -223,6 +227,8 @@ class Ring:
         for name, etag in entries:
             if name == SHREDDED:
                 ring.shredded = True
+            if name == ERASING:
+                ring.erasing = True
                 continue
             if _CLAIM.fullmatch(name):
                 if int(name) == NAME_KEY_GENERATION:
@@ -266,6 +272,7 @@ class Ring:
             {k: set(v) for k, v in self.modes.items()},
             set(self.mode_claims),
             self.shredded,
+            self.erasing,
         )
 
     @property

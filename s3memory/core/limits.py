@@ -13,6 +13,13 @@ DEFAULT_MAX_VIEW_CHARS = 100_000
 MIN_VIEW_CHARS = 1000
 # How long a process reuses an unwrapped key and a keystore listing (`S3MEMORY_KEY_CACHE_SECONDS`).
 DEFAULT_KEY_CACHE_SECONDS = 300.0
+# The writers' fence: a tool re-reads its agent's keystore listing before a write when the one it
+# holds is older than this, so it sees a purge, shred or migration begun since (one LIST per
+# window, none on a write within it). Operator commands that end what writers may do announce it
+# in the keystore, then wait `DEFAULT_FENCE_WAIT_SECONDS` (`S3MEMORY_FENCE_SECONDS`: the window
+# and a margin for a write in flight) before they destroy or move anything.
+WRITE_FENCE_SECONDS = 60.0
+DEFAULT_FENCE_WAIT_SECONDS = 90.0
 # Branch keys (format 2): a new one becomes active when the active one is this many days old.
 DEFAULT_KEY_ROTATION_DAYS = 30.0
 # Files per agent unless configured otherwise: bounds what a listing of one agent can cost.

@@ -330,6 +330,13 @@ def names_mismatch(code: str) -> str:
     )
 
 
+def agent_erasing() -> str:
+    return (
+        "Error: This memory is being erased (AgentErasing); nothing was changed. "
+        "An operator must finish erasing it before it can be used again."
+    )
+
+
 def keys_unavailable(code: str) -> str:
     return f"Error: The encryption key service is unavailable right now ({code}); nothing was changed. Try again."
 

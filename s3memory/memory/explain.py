@@ -29,6 +29,7 @@ from s3memory.errors import (
     CONFIGURATION,
     TRANSIENT,
     AccessDenied,
+    AgentErasing,
     CommandError,
     IntegrityError,
     InvalidPath,
@@ -79,6 +80,8 @@ _USE_PLAIN = (
 )
 _DESTROYED = "its keys were destroyed (s3memory shred --keys-only); it can never be read again"
 _MIGRATE_AGAIN = "run `s3memory migrate --agent ID --names MODE` again to finish (it resumes where it stopped)"
+_ERASE_AGAIN = "run `s3memory shred --agent ID` (or `purge`) again to finish"
+_ERASING = "the agent is being erased"
 
 
 def _s3_failed(err: Any) -> str:
@@ -202,6 +205,12 @@ FAILURES: dict[type[S3MemoryError], Failure] = {
                 f"this agent's file names are being migrated; {_MIGRATE_AGAIN}",
             ),
         },
+    ),
+    AgentErasing: Failure(
+        model=lambda err, display, partial: fmt.agent_erasing(),
+        cli=lambda err: f"{_ERASING} (AgentErasing); {_ERASE_AGAIN}",
+        report=lambda err: _ERASING,
+        fixes={"AgentErasing": Fix(_ERASING, _ERASE_AGAIN, f"{_ERASING}; {_ERASE_AGAIN}")},
     ),
 }
 FIXES: dict[str, Fix] = {code: fix for row in FAILURES.values() for code, fix in row.fixes.items()}  # one per code

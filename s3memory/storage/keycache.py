@@ -110,11 +110,12 @@ class RingCache(_Bounded):
     def _empty(self) -> None:
         self._rings = {}
 
-    def get(self, location: Location) -> Ring | None:
-        """The listing last stored for `location`, if younger than the TTL."""
+    def get(self, location: Location, max_age: float | None = None) -> Ring | None:
+        """The listing last stored for `location`, if younger than the TTL (and than `max_age`)."""
+        limit = self.ttl if max_age is None else min(self.ttl, max_age)
         with self._lock:
             hit = self._rings.get(location)
-            return hit[0] if hit is not None and self._clock() - hit[1] < self.ttl else None
+            return hit[0] if hit is not None and self._clock() - hit[1] < limit else None
 
     def put(self, location: Location, ring: Ring) -> None:
         with self._lock:

@@ -2,8 +2,8 @@
 
 The layout and records are in `core.keyring`. The listing is cached in the `KeyCaches` the
 keystore is given (normally its key provider's: per process, with its TTL), and so are unwrapped
-branch keys, so a warm process makes no request here; a cold one makes one LIST (none when the
-agent's root listing already held the folder, see `prime`) and one unwrap per branch key it meets.
+branch keys, so a warm process makes no request here (a writer: one LIST a minute, its fence); a cold
+one makes one LIST (none when the root listing held the folder, see `prime`) and one unwrap per key.
 Every write here is a create (If-None-Match): concurrent first writers, or concurrent rotations,
 race for one claim name and the losers adopt the winner's key, so an agent never has two active
 keys in use.
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from s3memory.core import keyring
 from s3memory.core.envelope import BranchKey
 from s3memory.core.keyring import BranchRecord, Ring
-from s3memory.core.limits import DEFAULT_KEY_ROTATION_DAYS
+from s3memory.core.limits import DEFAULT_KEY_ROTATION_DAYS, WRITE_FENCE_SECONDS
 from s3memory.errors import (
     IntegrityError,
     KeyMisconfigured,
@@ -86,15 +86,15 @@ class Keystore(NameModeRecords):
         self.names_on_create = names_on_create
 
     # -- reading --
-    def ring(self, *, refresh: bool = False) -> Ring:
-        """The keystore listing: from the cache unless stale or `refresh`, else one LIST."""
+    def ring(self, *, refresh: bool = False, max_age: float | None = None) -> Ring:
+        """The keystore listing: from the cache unless older than the TTL (or `max_age`) or `refresh`, else one LIST."""
         if not refresh:
-            cached = self.caches.rings.get(self.location)
+            cached = self.caches.rings.get(self.location, max_age)
             if cached is not None:
                 return cached
         with self.caches.rings.lock(self.location):
             if not refresh:
-                cached = self.caches.rings.get(self.location)
+                cached = self.caches.rings.get(self.location, max_age)
                 if cached is not None:
                     return cached
             return self._remember(self.store.list_all(self.folder))
@@ -198,8 +198,9 @@ class Keystore(NameModeRecords):
     # -- writing --
     def active(self) -> BranchKey:
         """The branch key new objects are sealed under: created on the agent's first write, and
-        replaced by a new generation when the rotation period has passed."""
-        ring = self.ring()
+        replaced by a new generation when the rotation period has passed. Its listing is at most
+        `WRITE_FENCE_SECONDS` old (the writers' fence, see `core.limits`)."""
+        ring = self.ring(max_age=WRITE_FENCE_SECONDS)
         if self._before_write is not None:
             self._before_write(ring)
         record = self._usable(ring)

@@ -6,7 +6,8 @@ agent that started with encrypted names records it in its generation-1 claim, a 
 `AUTO` for operator commands, None for `s3memory migrate`, which handles both encodings itself):
 
 - a tool whose mode is not the agent's is refused with `NamesMismatch` (`NamesEncrypted`,
-  `NamesPlain`, or `NamesMigrating` while a migration is under way);
+  `NamesPlain`, or `NamesMigrating` while a migration is under way), and every vault with
+  `AgentErasing` while a purge or shred is under way or unfinished (the keystore's `erasing` entry);
 - a new agent (no branch key, no file) takes `new_agent` on its first write;
 - a tool that needs plain names never reads the keystore for them: the plain codec is fixed.
 
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from s3memory.core.keyring import Ring
 from s3memory.core.names import PLAIN, NameCipher, NameCodec, NameMode, NameSource
-from s3memory.errors import CommandError, NamesMismatch
+from s3memory.errors import AgentErasing, CommandError, NamesMismatch
 
 from .keyspace import AgentKeyspace
 
@@ -117,6 +118,8 @@ class NameResolver:
         """The agent's name mode; `NamesMismatch` if the vault cannot use it. A new agent (no
         key, no file) is in the mode it will take."""
         ring = self.keystore.ring() if ring is None else ring
+        if ring.erasing:  # its keys may be gone: its names can be read in no mode
+            raise AgentErasing()
         state = self.keystore.names_state(ring)
         if state is not None:
             mode = NameMode(state[1])

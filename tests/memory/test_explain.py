@@ -7,6 +7,7 @@ import pytest
 from s3memory import errors
 from s3memory.errors import (
     AccessDenied,
+    AgentErasing,
     CommandError,
     ConditionalConflict,
     IntegrityError,
@@ -53,6 +54,7 @@ WORDED_AS: dict[type[S3MemoryError], type[S3MemoryError]] = {
     KeyUnavailable: KeyUnavailable,
     KeyMisconfigured: KeyMisconfigured,
     NamesMismatch: NamesMismatch,
+    AgentErasing: AgentErasing,
     IntegrityError: IntegrityError,
     KeysDestroyed: KeysDestroyed,
 }
@@ -140,6 +142,15 @@ WORDS: dict[type[S3MemoryError], tuple[str, str, str, str]] = {
     )
     * 2
     + ("SlowDown", "the data key is unavailable (SlowDown)"),
+    AgentErasing: (
+        "Error: This memory is being erased (AgentErasing); nothing was changed. An operator must finish erasing it "
+        "before it can be used again.",
+    )
+    * 2
+    + (
+        "the agent is being erased (AgentErasing); run `s3memory shred --agent ID` (or `purge`) again to finish",
+        "the agent is being erased",
+    ),
 }
 
 
