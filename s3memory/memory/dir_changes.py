@@ -56,6 +56,7 @@ from s3memory.storage.store import ObjectInfo
 from s3memory.storage.vault import Vault
 
 from . import outcomes
+from .explain import REPORTED
 from .intents import INTENTS, Claim, Intent, Record, Recovery, Stuck, record_name, stored_records
 from .outcomes import Verdict
 
@@ -127,7 +128,8 @@ class DirectoryChanges:
                 self._apply(record.intent)
                 self._release(record.claim)
             except (StorageError, KeyUnavailable) as err:
-                log.warning("s3memory: an interrupted change could not be completed (%s)", err.code)
+                # In the log of a tool; `s3memory repair` says it in its report (Stuck) instead.
+                log.warning("s3memory: an interrupted change could not be completed (%s)", err.code, extra=REPORTED)
                 report.stuck.append(Stuck(record.intent, err))
                 continue
             report.done += 1

@@ -221,17 +221,17 @@ def failure_of(err: S3MemoryError) -> Failure:
     return next(FAILURES[cls] for cls in type(err).__mro__ if cls in FAILURES)
 
 
-_FAILURE = {"s3memory_failure": True}  # marks the record: the CLI drops it, its error line says the same
+REPORTED = {"s3memory_failure": True}  # marks a record: the CLI drops it, its error line or report says the same
 
 
 def log_failure(err: S3MemoryError) -> None:
     """Tell operators (by operation and error code only) why a command failed."""
     if isinstance(err, AccessDenied):
-        log.warning("s3memory: %s denied (%s)", err.operation, err.code, extra=_FAILURE)
+        log.warning("s3memory: %s denied (%s)", err.operation, err.code, extra=REPORTED)
     elif isinstance(err, StorageError):
-        log.warning("s3memory: %s failed (%s)", err.operation, err.code, extra=_FAILURE)
+        log.warning("s3memory: %s failed (%s)", err.operation, err.code, extra=REPORTED)
     elif isinstance(err, KeyUnavailable):
-        log.warning("s3memory: data key unavailable (%s)", err.code, extra=_FAILURE)
+        log.warning("s3memory: data key unavailable (%s)", err.code, extra=REPORTED)
 
 
 def for_model(err: S3MemoryError, display: str, *, partial: bool = False) -> str:

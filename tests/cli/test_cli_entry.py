@@ -13,6 +13,7 @@ import pytest
 
 from s3memory.cli import build_parser, logs
 from s3memory.core.version import __version__
+from tests.support import ok
 from tests.support.cli import LOCAL, ROOT, run, subprocess_env
 
 
@@ -69,14 +70,13 @@ def test_each_record_is_one_line_and_the_handler_goes_when_the_command_ends(caps
     )
 
 
-def test_info_shows_one_record_per_memory_command(capsys: Any, env: Any) -> None:
+def test_info_shows_one_record_per_memory_command(capsys: Any, env: Any, make_tool: Any) -> None:
+    tool = make_tool("ann")  # an agent with nothing stored is refused (a typo creates no agent)
+    ok(tool, command="create", path="/memories/a.md", file_text="a\n")
+    view = ok(tool, command="view", path="/memories")
     assert run(capsys, "ls", "--agent", "ann")[2] == ""
     code, out, err = run(capsys, "--log-level", "INFO", "ls", "--agent", "ann")
-    assert (code, out) == (
-        0,
-        "Here're the files and directories up to 2 levels deep in /memories, excluding hidden "
-        "items and node_modules:\n4.0K\t/memories\n",
-    )
+    assert (code, out) == (0, view + "\n")
     record = r"command command=view outcome=ok duration_ms=\S+ s3_requests=\d+ kms_requests=0 retries=0 agent_id=ann"
     assert re.fullmatch(rf"s3memory: info: {record}\n", err), err
 

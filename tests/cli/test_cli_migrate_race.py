@@ -45,7 +45,7 @@ def test_an_edit_between_the_copy_and_the_delete_is_kept_and_the_agent_not_locke
         real_delete(self, key, if_match=if_match)
 
     monkeypatch.setattr(ObjectStore, "delete", edit_before_the_delete)
-    code, out, _ = run(capsys, "migrate", "--agent", "ann", "--names", "encrypted", "-q")
+    code, out, _ = run(capsys, "migrate", "--agent", "ann", "--names", "encrypted", "--yes", "-q")
     assert raced
     assert code == 0, out
     assert (
@@ -106,13 +106,13 @@ def test_a_rerun_resolves_both_names_holding_different_content(
         raise StorageUnavailable("SlowDown", "DeleteObject")
 
     monkeypatch.setattr(ObjectStore, "delete", stop)
-    assert run(capsys, "migrate", "--agent", "ann", "--names", "encrypted", "-q")[0] == 1
+    assert run(capsys, "migrate", "--agent", "ann", "--names", "encrypted", "--yes", "-q")[0] == 1
     monkeypatch.setattr(ObjectStore, "delete", real_delete)
     time.sleep(1.1)  # whole seconds in the sealed change time
     ok(stale, command="str_replace", path="/memories/a.md", old_str="v1", new_str="v2")  # within its fence window
     assert len(memory_keys(versioned, ANN)) == 2  # both names, different content
 
-    code, out, _ = run(capsys, "migrate", "--agent", "ann", "--names", "encrypted", "-q")
+    code, out, _ = run(capsys, "migrate", "--agent", "ann", "--names", "encrypted", "--yes", "-q")
     assert code == 0, out
     assert (
         out.splitlines()[0]

@@ -41,7 +41,7 @@ def _interrupted_restore(capsys: Any, make_tool: Any, monkeypatch: pytest.Monkey
         return real_put(self, key, *args, **kwargs)
 
     monkeypatch.setattr(ObjectStore, "put", failing_put)
-    code, _, _ = run(capsys, "restore", "--agent", "ann", "--at", at)
+    code, _, _ = run(capsys, "restore", "--agent", "ann", "--at", at, "--yes")
     monkeypatch.setattr(ObjectStore, "put", real_put)
     assert code == 1
     return at.replace("Z", "+00:00")
@@ -53,7 +53,7 @@ def test_migrate_refuses_an_agent_with_an_unfinished_restore(
     """Old code migrated, and the restore could then never be finished nor abandoned."""
     at = _interrupted_restore(capsys, make_tool, monkeypatch)
     before = listed_keys(versioned)
-    code, _, error = run(capsys, "migrate", "--agent", "ann", "--names", "encrypted", "-q")
+    code, _, error = run(capsys, "migrate", "--agent", "ann", "--names", "encrypted", "--yes", "-q")
     assert code == 1
     assert error == (
         f"s3memory: error: agent ann has an unfinished restore (to {at}); finish it first: "
@@ -77,9 +77,9 @@ def test_repair_abandon_ends_an_unfinished_restore_in_any_name_state(
         "abandoned 0 interrupted changes for agent ann; every file stays where it is\n",
     )
     assert RECORD not in listed_keys(versioned)
-    code, out, _ = run(capsys, "migrate", "--agent", "ann", "--names", "encrypted", "-q")
+    code, out, _ = run(capsys, "migrate", "--agent", "ann", "--names", "encrypted", "--yes", "-q")
     assert code == 0, out
-    code, out, error = run(capsys, "restore", "--agent", "ann", "--at", _moment())  # after the migration
+    code, out, error = run(capsys, "restore", "--agent", "ann", "--at", _moment(), "--yes")  # after the migration
     assert code == 0, error
     assert re.fullmatch(r"restored 0 files to \S+ \(0 written, 0 deleted, 0 already as they were\) in \S+ s\n", out)
 
@@ -112,7 +112,7 @@ def test_restore_leaves_alone_a_file_whose_version_at_the_time_is_gone(
         f"{unknown}\nwould delete /memories/b.md\nwould delete /memories/c.md\n"
         f"would restore 2 files to {when}, 1 file left alone: state then unknown\n",
     )
-    code, out, _ = run(capsys, "restore", "--agent", "ann", "--at", at)
+    code, out, _ = run(capsys, "restore", "--agent", "ann", "--at", at, "--yes")
     assert code == 0, out
     assert out.splitlines()[0] == unknown
     assert re.fullmatch(

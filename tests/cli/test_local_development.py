@@ -93,8 +93,13 @@ def test_without_kms_a_local_key_as_for_minio(moto_url: str, tmp_path: Path) -> 
     key = python(env, "-c", maker.group(1)).stdout.strip()
     assert len(base64.b64decode(key)) == 32
     env["S3MEMORY_LOCAL_KEY"] = key
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "hello.md").write_text("hello\n", encoding="utf-8")
+    imported = python(env, "-m", "s3memory", "import", "--agent", "dev-agent", str(tmp_path / "notes"))
+    assert imported.returncode == 0, imported.stderr  # as the page does, before `ls` (an agent with nothing is refused)
     listed = python(env, "-m", "s3memory", "ls", "--agent", "dev-agent")
     assert (listed.returncode, listed.stderr) == (0, "")
+    assert listed.stdout.endswith("\t/memories/hello.md\n")
 
 
 def test_the_page_names_real_variables_and_a_production_snippet_that_fits_the_api() -> None:
