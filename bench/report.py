@@ -276,6 +276,16 @@ def render(r: dict[str, Any], *, quick: bool = False) -> str:
 
 
 DOC_START, DOC_END = "<!-- bench:start -->", "<!-- bench:end -->"
+# What follows this line in bench/RESULTS.md is measured by hand (e.g. `bench/contention.py` on
+# MiniStack) and carried over when `make bench` rewrites the rest.
+KEPT = "<!-- kept by make bench: measured by hand, see each section's commands -->"
+
+
+def with_kept(new_text: str, old_text: str) -> str:
+    """`new_text` followed by the hand-measured part of `old_text` (from the `KEPT` line on), if any."""
+    if KEPT not in old_text:
+        return new_text
+    return new_text.rstrip("\n") + "\n\n" + KEPT + old_text.split(KEPT, 1)[1]
 
 
 def update_docs(results_text: str, doc: Path) -> None:

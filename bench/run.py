@@ -98,7 +98,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.json is not None:
         args.json.write_text(json.dumps(results, indent=1, default=str) + "\n", encoding="utf-8")
     if not args.no_write:
-        RESULTS.write_text(text, encoding="utf-8")
+        old = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else ""
+        RESULTS.write_text(report.with_kept(text, old), encoding="utf-8")
         print(f"[bench] wrote {RESULTS}", file=sys.stderr)
         if not args.quick:
             report.update_docs(text, _HERE.parent / "docs" / "performance.md")

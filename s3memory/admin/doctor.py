@@ -24,6 +24,8 @@ from s3memory.storage.errors_table import error_code, translate
 from s3memory.storage.keys import encryption_context
 from s3memory.storage.log_filter import install_log_filter
 
+from .lifecycle import keystore_risks
+
 # The capabilities, in the order they are shown. The first two are what "safe" requires.
 NAMES = (
     "put_if_none_match",
@@ -40,8 +42,9 @@ REQUIRED = ("put_if_none_match", "put_if_match")
 S3_PROBES = frozenset(NAMES[:5])
 EXTRA_WEAKER = {
     "versioning": "purge and history have one version per object only; an overwritten or deleted file is gone",
-    "keystore_lifecycle": "a lifecycle rule may expire the agents' branch keys, after which their files cannot be "
-    "decrypted: keep .s3memory/keys/ out of expiration rules, or the keys in S3MEMORY_KEYSTORE_BUCKET",
+    "keystore_lifecycle": "a lifecycle rule may expire or archive the agents' branch keys, after which their files "
+    "cannot be decrypted: keep .s3memory/keys/ out of expiration and archive transition rules, or the keys in "
+    "S3MEMORY_KEYSTORE_BUCKET",
     "kms_context": "data keys are not bound to the agent by KMS encryption context",
     "kms_reencrypt": "rewrap cannot move data keys inside KMS",
 }
@@ -52,6 +55,7 @@ class Probe:
     name: str
     ok: bool
     note: str
+    fails: bool = False  # a finding that fails the command whatever else holds (branch keys at risk)
 
 
 @dataclass
@@ -69,12 +73,20 @@ class Diagnosis:
         return all(self.capabilities.get(name, False) for name in REQUIRED)
 
     @property
+    def keys_at_risk(self) -> bool:
+        """A lifecycle rule would delete or archive branch keys (a finding, not an unknown)."""
+        return any(p.fails for p in self.probes)
+
+    @property
     def weaker(self) -> list[str]:
         texts = {**WEAKER, **EXTRA_WEAKER}
         return [texts[p.name] for p in self.probes if not p.ok and p.name not in REQUIRED]
 
     def to_json(self) -> dict[str, Any]:
-        return {"endpoint": self.endpoint, "capabilities": self.capabilities, "safe": self.safe, "weaker": self.weaker}
+        return {
+            "endpoint": self.endpoint, "capabilities": self.capabilities, "safe": self.safe,
+            "keys_at_risk": self.keys_at_risk, "weaker": self.weaker,
+        }  # fmt: skip
 
 
 def _must_refuse(
@@ -89,26 +101,6 @@ def _must_refuse(
             return (True, f"{what}: refused (412)") if still_there() else (False, f"{what}: refused, yet acted")
         return False, f"{what}: not supported ({code})"
     return False, f"{what}: IGNORED (answered success)"
-
-
-def expires_keystores(rule: dict[str, Any], prefix: str) -> bool:
-    """True if lifecycle `rule` expires current objects that may be under an agent's keystore,
-    `{prefix}{agent}/.s3memory/keys/` (untagged objects of any size: tag filters exclude them)."""
-    expiration = rule.get("Expiration", {})
-    if rule.get("Status") != "Enabled" or not ("Days" in expiration or "Date" in expiration):
-        return False
-    scope = rule.get("Filter", {"Prefix": rule.get("Prefix", "")})
-    scope = scope.get("And", scope)
-    if "Tag" in scope or scope.get("Tags"):
-        return False
-    rule_prefix = str(scope.get("Prefix", ""))
-    if prefix.startswith(rule_prefix):
-        return True
-    if not rule_prefix.startswith(prefix):
-        return False
-    _, slash, tail = rule_prefix[len(prefix) :].partition("/")
-    folder = ".s3memory/keys/"
-    return not slash or folder.startswith(tail) or tail.startswith(folder)
 
 
 class Doctor:
@@ -132,8 +124,7 @@ class Doctor:
                 if name in S3_PROBES:  # each on its own object: one probe's effect never skews the next
                     self.key = self.scratch + name
                     self._put(self.key, b"first")
-                ok, note = getattr(self, "_" + name)()
-                diagnosis.probes.append(Probe(name, ok, note))
+                diagnosis.probes.append(Probe(name, *getattr(self, "_" + name)()))
         except (ClientError, BotoCoreError) as err:
             raise translate(err, "PutObject") from None
         finally:
@@ -205,17 +196,18 @@ class Doctor:
             return False, f"versioning state unknown ({error_code(err)})"
         return status == "Enabled", f"bucket versioning: {status}"
 
-    def _keystore_lifecycle(self) -> tuple[bool, str]:
+    def _keystore_lifecycle(self) -> tuple[bool, str, bool]:
+        """(passed, note, keys at risk): expiry and archive transitions of the keystore's objects."""
         try:
-            rules = self.s3.get_bucket_lifecycle_configuration(Bucket=self.keystore_bucket).get("Rules", [])
+            configuration = self.s3.get_bucket_lifecycle_configuration(Bucket=self.keystore_bucket)
         except ClientError as err:
             if error_code(err) == "NoSuchLifecycleConfiguration":
-                return True, "no lifecycle rule in the keystore's bucket"
-            return False, f"lifecycle rules of the keystore's bucket unknown ({error_code(err)})"
-        risky = [str(rule.get("ID") or "(no id)") for rule in rules if expires_keystores(rule, self.prefix)]
-        if risky:
-            return False, f"lifecycle rule {', '.join(risky)} expires objects under the agents' keystores"
-        return True, "no lifecycle rule expires the agents' branch keys"
+                return True, "no lifecycle rule in the keystore's bucket", False
+            return False, f"lifecycle rules of the keystore's bucket unknown ({error_code(err)})", False
+        risks = keystore_risks(configuration, self.prefix)
+        if risks:
+            return False, "; ".join(risks), True
+        return True, "no lifecycle rule expires or archives the agents' branch keys", False
 
     # -- KMS probes --
     _PROBE_CONTEXT = encryption_context("doctor-probe")

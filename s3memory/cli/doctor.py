@@ -20,7 +20,7 @@ def run_doctor(args: argparse.Namespace) -> int:
     if args.json:
         checksums = diagnosis.checksums.ok if diagnosis.checksums else None  # null: not probed
         emit_json(diagnosis.to_json() | {"checksums": checksums})
-        return EXIT_OK if diagnosis.safe else EXIT_FAILED
+        return EXIT_OK if diagnosis.safe and not diagnosis.keys_at_risk else EXIT_FAILED
     say(f"store: {diagnosis.endpoint}, bucket {ctx.settings.bucket}")
     width = max(len(p.name) for p in diagnosis.probes)
     rows = [*diagnosis.probes, *([diagnosis.checksums] if diagnosis.checksums else [])]
@@ -32,6 +32,8 @@ def run_doctor(args: argparse.Namespace) -> int:
     else:
         missing = ", ".join(p.name for p in diagnosis.probes if p.name in REQUIRED and not p.ok)
         say(f"NOT SAFE: {missing} not enforced; concurrent writers can lose updates on this store")
+    if diagnosis.keys_at_risk:
+        say("KEYS AT RISK: a lifecycle rule would delete or archive the agents' branch keys (keystore_lifecycle)")
     for text in diagnosis.weaker:
         say(f"weaker: {text}")
-    return EXIT_OK if diagnosis.safe else EXIT_FAILED
+    return EXIT_OK if diagnosis.safe and not diagnosis.keys_at_risk else EXIT_FAILED

@@ -1,10 +1,13 @@
 """Writes of one file: create only if absent, update only the version that was read, delete.
 
 Optimistic concurrency: an update reads the file and its ETag, applies the change, and writes
-with If-Match; if another writer got there first (412/409) it waits a random moment (full
-jitter: uniform in [0, min(cap, base x 2^attempt)], at most `BACKOFF_BUDGET` seconds in all)
-so that contending writers spread out, then reads again and re-applies the change, up to
-`EDIT_ATTEMPTS` times.
+with If-Match; if another writer got there first (412/409) it waits a random moment, then reads
+again and re-applies the change. The retry budget (`Backoff`) is bounded by time, not by a count,
+so that a loaded machine (slow attempts) does not make writers give up sooner: full jitter,
+uniform in [0, min(cap, base x 2^attempt)], with the cap shrinking as the writer's wait grows
+(the longer a writer has waited, the sooner it tries again, so that it is not starved by fresh
+ones), and no new attempt after `BACKOFF_DEADLINE` seconds or `EDIT_ATTEMPTS` attempts.
+Measured by `bench/contention.py` (bench/RESULTS.md).
 
 Every PUT carries a fresh write id (see `outcomes`): a write whose answer was lost is
 recognised on the re-read (or, after a transient failure, on one HEAD) and answered as done,
@@ -38,29 +41,40 @@ from .policy import WritePolicy
 
 log = logging.getLogger("s3memory")
 T = TypeVar("T")
-EDIT_ATTEMPTS = 8
-BACKOFF_BASE = 0.03  # seconds
-BACKOFF_CAP = 1.0
-BACKOFF_BUDGET = 2.0
+EDIT_ATTEMPTS = 40  # attempts at most: a safety bound, the deadline usually ends a retry loop first
+BACKOFF_BASE = 0.03  # seconds: the first wait's bound, doubled per conflict
+BACKOFF_CAP = 0.5  # the largest bound of one wait, for a writer that has just begun waiting
+BACKOFF_FLOOR = 0.1  # ... shrinking linearly to this for one near the deadline
+BACKOFF_DEADLINE = 4.5  # no new attempt starts later than this after the first one
 _jitter = random.Random()  # noqa: S311 - spreading retries needs no cryptographic randomness
 
 
 class Backoff:
-    """Full-jitter waits between conflicting attempts, bounded in total."""
+    """Full-jitter waits between conflicting attempts, ending at a deadline."""
 
-    def __init__(self, sleep: Callable[[float], None] = time.sleep) -> None:
-        self.sleep = sleep
-        self.waited = 0.0
+    def __init__(
+        self, sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.sleep, self.clock = sleep, clock
+        self.started = clock()
         self.attempt = 0
 
-    def __call__(self) -> None:
-        delay = _jitter.uniform(0.0, min(BACKOFF_CAP, BACKOFF_BASE * 2**self.attempt))
-        delay = min(delay, BACKOFF_BUDGET - self.waited)
+    def bound(self) -> float:
+        """The bound of the next wait: doubling per conflict, capped lower as the deadline nears."""
+        elapsed = self.clock() - self.started
+        cap = BACKOFF_CAP - (BACKOFF_CAP - BACKOFF_FLOOR) * min(1.0, elapsed / BACKOFF_DEADLINE)
+        return min(cap, BACKOFF_BASE * 2.0**self.attempt)
+
+    def __call__(self) -> bool:
+        """Wait before the next attempt; False (at once) if it would start after the deadline."""
+        delay = _jitter.uniform(0.0, self.bound())
+        if self.clock() - self.started + delay > BACKOFF_DEADLINE:
+            return False
         self.attempt += 1
         observe.count("conflicts")
         if delay > 0:
-            self.waited += delay
             self.sleep(delay)
+        return True
 
 
 # change(text) → (new text, a function that describes the text as stored)
@@ -85,7 +99,8 @@ def create(vault: Vault, path: MemoryPath, text: str) -> None:
             raise CommandError(fmt.already_exists(path.display)) from None
         except ConditionalConflict as err:
             uncertain = uncertain or outcomes.ambiguous(err)
-            backoff()  # a concurrent create is in flight; ask again, one of us gets 412
+            if not backoff():  # a concurrent create is in flight; ask again, one of us gets 412
+                break
         except StorageUnavailable as err:
             outcomes.settle_put(vault, path, write_id, None, err, [path])
             return
@@ -108,8 +123,8 @@ def update(vault: Vault, policy: WritePolicy, path: MemoryPath, missing: str, ch
     refused: tuple[str, T, bool] | None = None  # (write id, result, ambiguous) of our last write refused
     backoff = Backoff()
     for attempt in range(EDIT_ATTEMPTS):
-        if attempt:
-            backoff()
+        if attempt and not backoff():
+            break
         try:
             if refused is None:
                 text, etag = vault.read(path)

@@ -22,6 +22,10 @@ def botocore_config(
 ) -> Config:
     """Standard-mode retries, and a connection pool large enough for `max_workers` parallel requests.
 
+    `max_attempts` counts every attempt, the first included (1: no retry). botocore's `retries`
+    dict reads `max_attempts` as retries after the first (5 would make 6 attempts), so it is
+    passed as `total_max_attempts`, which botocore reads as the total in every retry mode.
+
     The checksum settings ("when_supported" or "when_required") are passed on when given: boto3
     1.36 and later send and check CRC checksums by default, which some S3-compatible stores refuse.
     """
@@ -36,7 +40,7 @@ def botocore_config(
         if value is not None
     }
     return Config(
-        retries={"mode": "standard", "max_attempts": max_attempts},
+        retries={"mode": "standard", "total_max_attempts": max_attempts},
         max_pool_connections=max_workers + SPARE_CONNECTIONS,
         **checksums,
     )

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from s3memory.admin.doctor import expires_keystores
+from s3memory.admin.lifecycle import archives_keystores, expires_keystores, keystore_risks
 
 DAYS = {"Expiration": {"Days": 30}}
 
@@ -57,3 +57,47 @@ def test_only_enabled_rules_that_expire_current_objects_count() -> None:
 def test_an_empty_prefix_puts_agents_at_the_bucket_root() -> None:
     assert expires_keystores(rule({"Prefix": "ann/"}), "") is True
     assert expires_keystores(rule({"Prefix": "ann/memo"}), "") is False
+
+
+def transition(scope: dict[str, Any], *classes: str) -> dict[str, Any]:
+    steps = [{"Days": 30 * (n + 1), "StorageClass": name} for n, name in enumerate(classes)]
+    return {"ID": "t", "Status": "Enabled", "Filter": scope, "Transitions": steps}
+
+
+SIZED = {"And": {"Prefix": "agents/", "ObjectSizeGreaterThan": 0}}
+
+
+@pytest.mark.parametrize(
+    ("rule_", "archive"),
+    [
+        (transition(SIZED, "GLACIER"), "GLACIER"),
+        (transition(SIZED, "STANDARD_IA", "DEEP_ARCHIVE"), "DEEP_ARCHIVE"),
+        (transition({"Prefix": "agents/"}, "DEEP_ARCHIVE"), "DEEP_ARCHIVE"),  # whatever the 128 KB default
+        (transition({}, "GLACIER_IR", "STANDARD_IA", "INTELLIGENT_TIERING"), None),  # readable at once
+        (transition({"Prefix": "logs/"}, "GLACIER"), None),
+        (transition({"Prefix": "agents/ann/notes/"}, "GLACIER"), None),
+        (transition({"Tag": {"Key": "k", "Value": "v"}}, "GLACIER"), None),
+        ({**transition({"Prefix": "agents/"}, "GLACIER"), "Status": "Disabled"}, None),
+        ({"ID": "old", "Status": "Enabled", "Prefix": "", "Transition": {"Days": 1, "StorageClass": "GLACIER"}},
+         "GLACIER"),
+    ],
+)  # fmt: skip
+def test_transitions_to_an_archive_class(rule_: dict[str, Any], archive: str | None) -> None:
+    assert archives_keystores(rule_, "agents/") == archive
+
+
+def test_one_note_per_rule_that_expires_or_archives_branch_keys() -> None:
+    configuration = {
+        "Rules": [
+            rule({"Prefix": "agents/"}, ID="age"),
+            transition({"Prefix": "logs/"}, "GLACIER"),
+            {**transition({}, "DEEP_ARCHIVE"), "ID": ""},
+            {**rule({}, ID="both"), "Transitions": [{"Days": 1, "StorageClass": "GLACIER"}]},
+        ],
+    }
+    assert keystore_risks(configuration, "agents/") == [
+        "lifecycle rule age expires objects under the agents' keystores",
+        "lifecycle rule (no id) moves objects under the agents' keystores to DEEP_ARCHIVE",
+        "lifecycle rule both expires objects under the agents' keystores",
+    ]
+    assert keystore_risks({"Rules": []}, "agents/") == []

@@ -107,8 +107,16 @@ def test_doctor_json_on_ministack(capsys: Any, env: Any, kms_key: str, monkeypat
     ]
 
 
+WEAKER_LIFECYCLE = (
+    "weaker: a lifecycle rule may expire or archive the agents' branch keys, after which their files cannot be "
+    "decrypted: keep .s3memory/keys/ out of expiration and archive transition rules, or the keys in "
+    "S3MEMORY_KEYSTORE_BUCKET"
+)
+KEYS_AT_RISK = "KEYS AT RISK: a lifecycle rule would delete or archive the agents' branch keys (keystore_lifecycle)"
+
+
 @pytest.mark.moto_only
-def test_doctor_warns_of_a_lifecycle_rule_that_expires_branch_keys(capsys: Any, env: Any, s3: Any) -> None:
+def test_doctor_fails_on_a_lifecycle_rule_that_expires_branch_keys(capsys: Any, env: Any, s3: Any) -> None:
     rules = [
         {"ID": "tagged", "Status": "Enabled", "Filter": {"Tag": {"Key": "s3memory-accessed", "Value": "x"}},
          "Expiration": {"Days": 30}},
@@ -117,14 +125,59 @@ def test_doctor_warns_of_a_lifecycle_rule_that_expires_branch_keys(capsys: Any, 
     s3.put_bucket_lifecycle_configuration(Bucket=BUCKET, LifecycleConfiguration={"Rules": rules})
     code, out, _ = run(capsys, "doctor")
     assert code == 0
-    assert "keystore_lifecycle       yes  no lifecycle rule expires the agents' branch keys" in out.splitlines()
+    lines = out.splitlines()
+    assert "keystore_lifecycle       yes  no lifecycle rule expires or archives the agents' branch keys" in lines
+    assert KEYS_AT_RISK not in lines
     rules.append({"ID": "age", "Status": "Enabled", "Filter": {"Prefix": "agents/"}, "Expiration": {"Days": 90}})
     s3.put_bucket_lifecycle_configuration(Bucket=BUCKET, LifecycleConfiguration={"Rules": rules})
-    code, out, _ = run(capsys, "doctor")
-    assert code == 0  # still safe (conditions are enforced), but said plainly
+    code, out, err = run(capsys, "doctor")
+    assert (code, err) == (1, "")  # the conditions are enforced, but every file would become undecryptable
     lines = out.splitlines()
-    assert "keystore_lifecycle       NO   lifecycle rule age expires objects under the agents' keystores" in lines
-    assert (
-        "weaker: a lifecycle rule may expire the agents' branch keys, after which their files cannot be decrypted: "
-        "keep .s3memory/keys/ out of expiration rules, or the keys in S3MEMORY_KEYSTORE_BUCKET"
-    ) in lines
+    assert lines[7] == "keystore_lifecycle       NO   lifecycle rule age expires objects under the agents' keystores"
+    assert lines[11:] == [
+        "safe: conditional creates and edits are enforced, so no update is lost and one create wins",
+        KEYS_AT_RISK,
+        "weaker: batch deletes are checked one by one first: a file edited meanwhile can be lost",
+        "weaker: rewrap checks then copies: a concurrent write between the two can be overwritten",
+        "weaker: purge and history have one version per object only; an overwritten or deleted file is gone",
+        WEAKER_LIFECYCLE,
+        "weaker: data keys are not bound to the agent by KMS encryption context",
+        "weaker: rewrap cannot move data keys inside KMS",
+    ]
+
+
+@pytest.mark.moto_only
+def test_doctor_fails_on_a_transition_of_branch_keys_to_an_archive_class(
+    capsys: Any, env: Any, kms_key: str, monkeypatch: Any, s3: Any
+) -> None:
+    """A transition to Glacier Flexible Retrieval or Deep Archive makes keys unreadable until restored;
+    one to a class read at once does not."""
+    monkeypatch.setenv("S3MEMORY_KMS_KEY_ID", kms_key)
+    monkeypatch.delenv("S3MEMORY_LOCAL_KEY")
+    rules = [
+        {"ID": "cool", "Status": "Enabled", "Filter": {"Prefix": "agents/"},
+         "Transitions": [{"Days": 30, "StorageClass": "STANDARD_IA"}, {"Days": 60, "StorageClass": "GLACIER_IR"}]},
+        {"ID": "logs", "Status": "Enabled", "Filter": {"Prefix": "logs/"},
+         "Transitions": [{"Days": 30, "StorageClass": "DEEP_ARCHIVE"}]},
+    ]  # fmt: skip
+    s3.put_bucket_lifecycle_configuration(Bucket=BUCKET, LifecycleConfiguration={"Rules": rules})
+    code, out, err = run(capsys, "doctor", "--json")
+    assert (code, err) == (0, "")
+    report = json.loads(out)
+    assert (report["capabilities"]["keystore_lifecycle"], report["keys_at_risk"]) == (True, False)
+    rules.append(
+        {"ID": "cold", "Status": "Enabled", "Filter": {"Prefix": "agents/"},
+         "Transitions": [{"Days": 30, "StorageClass": "STANDARD_IA"}, {"Days": 90, "StorageClass": "GLACIER"}]}
+    )  # fmt: skip
+    s3.put_bucket_lifecycle_configuration(Bucket=BUCKET, LifecycleConfiguration={"Rules": rules})
+    code, out, err = run(capsys, "doctor", "--json")
+    assert (code, err) == (1, "")
+    report = json.loads(out)
+    assert (report["safe"], report["keys_at_risk"], report["capabilities"]["keystore_lifecycle"]) == (True, True, False)
+    assert report["weaker"][-1] == WEAKER_LIFECYCLE.removeprefix("weaker: ")
+    code, out, err = run(capsys, "doctor")
+    assert (code, err) == (1, "")
+    assert out.splitlines()[7] == (
+        "keystore_lifecycle       NO   lifecycle rule cold moves objects under the agents' keystores to GLACIER"
+    )
+    assert KEYS_AT_RISK in out.splitlines()

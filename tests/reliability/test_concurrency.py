@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from s3memory.memory.writes import EDIT_ATTEMPTS
+from s3memory.memory import writes
 from tests.support import BUCKET, CallCounter, err, ok
 
 F = "/memories/f.md"
@@ -140,15 +140,24 @@ def test_concurrent_delete_between_read_and_write(pair: tuple[Any, Any], s3: Any
     assert stored_keys(s3) == []
 
 
-@pytest.mark.parametrize("replacements", [EDIT_ATTEMPTS - 1, EDIT_ATTEMPTS, EDIT_ATTEMPTS + 3])
-def test_file_replaced_again_and_again(pair: tuple[Any, Any], s3: Any, replacements: int) -> None:
+ATTEMPTS = 8  # the attempt bound the tests below set, with a deadline they never reach
+
+
+@pytest.fixture
+def eight_attempts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Attempts bounded by count alone, so that how many there are does not depend on timing."""
+    monkeypatch.setattr(writes, "EDIT_ATTEMPTS", ATTEMPTS)
+    monkeypatch.setattr(writes, "BACKOFF_DEADLINE", 600.0)
+
+
+@pytest.mark.parametrize("replacements", [ATTEMPTS - 1, ATTEMPTS, ATTEMPTS + 3])
+def test_file_replaced_again_and_again(pair: tuple[Any, Any], s3: Any, eight_attempts: None, replacements: int) -> None:
     a, b = pair
-    assert EDIT_ATTEMPTS == 8  # with full-jitter backoff between attempts (bounded at 2 s in all)
     n = iter(range(1, 100))
     hook = BeforePut(
         s3, lambda: ok(b, command="insert", path=F, insert_line=3, insert_text=f"b{next(n)}"), times=replacements
     )
-    if replacements < EDIT_ATTEMPTS:
+    if replacements < ATTEMPTS:
         assert ok(a, command="str_replace", path=F, old_str="alpha", new_str="ALPHA").startswith(EDITED)
         expected = "ALPHA\nbeta\ngamma\n" + "".join(f"b{i}\n" for i in range(replacements, 0, -1))
         assert hook.seen == replacements + 1
@@ -157,14 +166,14 @@ def test_file_replaced_again_and_again(pair: tuple[Any, Any], s3: Any, replaceme
             "Error: The file /memories/f.md kept changing while it was being edited by another writer; "
             "nothing was changed. Try again."
         )
-        # Exactly EDIT_ATTEMPTS tries, every one lost; only b's lines were written.
-        expected = "alpha\nbeta\ngamma\n" + "".join(f"b{i}\n" for i in range(EDIT_ATTEMPTS, 0, -1))
-        assert hook.seen == EDIT_ATTEMPTS
+        # Exactly ATTEMPTS tries, every one lost; only b's lines were written.
+        expected = "alpha\nbeta\ngamma\n" + "".join(f"b{i}\n" for i in range(ATTEMPTS, 0, -1))
+        assert hook.seen == ATTEMPTS
     hook.remove()
     assert stored_text(a) == expected
 
 
-def test_insert_gives_up_the_same_way(pair: tuple[Any, Any], s3: Any) -> None:
+def test_insert_gives_up_the_same_way(pair: tuple[Any, Any], s3: Any, eight_attempts: None) -> None:
     a, b = pair
     n = iter(range(1, 100))
     hook = BeforePut(
@@ -175,9 +184,27 @@ def test_insert_gives_up_the_same_way(pair: tuple[Any, Any], s3: Any) -> None:
         "nothing was changed. Try again."
     )
     hook.remove()
-    assert hook.seen == EDIT_ATTEMPTS
+    assert hook.seen == ATTEMPTS
     # each of b's edits turned "gamma" into "gamma{n}": with 8 attempts, "gamma87654321"
-    assert stored_text(a) == "alpha\nbeta\ngamma" + "".join(str(i) for i in range(EDIT_ATTEMPTS, 0, -1)) + "\n"
+    assert stored_text(a) == "alpha\nbeta\ngamma" + "".join(str(i) for i in range(ATTEMPTS, 0, -1)) + "\n"
+
+
+def test_the_deadline_ends_the_retries_and_the_answer_is_exact(
+    pair: tuple[Any, Any], s3: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the configured attempt bound (40) and a short deadline, the deadline ends the loop:
+    however many tries that allowed, each one lost, the answer is "busy", and only b's lines are stored."""
+    monkeypatch.setattr(writes, "BACKOFF_DEADLINE", 0.3)
+    a, b = pair
+    n = iter(range(1, 1000))
+    hook = BeforePut(s3, lambda: ok(b, command="insert", path=F, insert_line=3, insert_text=f"b{next(n)}"), times=1000)
+    assert err(a, command="insert", path=F, insert_line=0, insert_text="mine") == (
+        "Error: The file /memories/f.md kept changing while it was being edited by another writer; "
+        "nothing was changed. Try again."
+    )
+    hook.remove()
+    assert 1 <= hook.seen < writes.EDIT_ATTEMPTS
+    assert stored_text(a) == "alpha\nbeta\ngamma\n" + "".join(f"b{i}\n" for i in range(hook.seen, 0, -1))
 
 
 def test_rename_keeps_an_edit_made_during_the_move(pair: tuple[Any, Any], s3: Any) -> None:
