@@ -29,6 +29,24 @@ def test_cli_doc_has_a_section_per_command() -> None:
         assert any(f"`s3memory {name}`" in h for h in headings), name
 
 
+def test_cli_doc_names_every_option_of_every_command() -> None:
+    """Each command's `--help` options appear in its section of docs/cli.md, or in the sections
+    every command shares (connection settings, exit codes and output, JSON output)."""
+    from s3memory.cli import build_parser
+
+    doc = (REPO / "docs" / "cli.md").read_text(encoding="utf-8")
+    parts = re.split(r"^## ", doc, flags=re.MULTILINE)
+    shared = "\n".join(p for p in parts if not p.startswith("`s3memory"))
+    parser = build_parser()
+    commands = next(a.choices for a in parser._actions if a.dest == "command")
+    missing = []
+    for name, sub in commands.items():
+        section = "\n".join(p for p in parts if f"`s3memory {name}`" in p.split("\n", 1)[0])
+        options = [o for a in sub._actions for o in a.option_strings if o.startswith("--") and o != "--help"]
+        missing += [f"{name} {o}" for o in options if o not in section and o not in shared]
+    assert not missing, f"docs/cli.md does not describe: {missing}"
+
+
 def test_docs_name_only_files_that_exist() -> None:
     for doc in [
         REPO / "README.md",
