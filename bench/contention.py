@@ -32,12 +32,12 @@ sys.path[0] = str(Path(__file__).resolve().parents[1])
 from anthropic.lib.tools import ToolError  # noqa: E402
 
 from s3memory import LocalKeys, S3MemoryTool  # noqa: E402
-from s3memory.core import messages as fmt  # noqa: E402
+from s3memory.core import operational  # noqa: E402
 from tests.support import LOCAL_KEY  # noqa: E402
 from tests.support.moto_server import s3_client, serialized_moto_server  # noqa: E402
 
 PATH = "/memories/contended.md"
-BUSY = fmt.busy(PATH)
+BUSY = operational.busy(PATH)
 Outcome = tuple[str, str, float]  # (line, "ok" | "busy" | any other answer, seconds)
 
 

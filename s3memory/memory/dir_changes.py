@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from s3memory.core import messages as fmt
+from s3memory.core import operational
 from s3memory.core.paths import MemoryPath
 from s3memory.errors import (
     PERMANENT,
@@ -95,10 +96,10 @@ class DirectoryChanges:
             raise CommandError(fmt.does_not_exist(src.display))
         released = self._finish(claim)
         if outcome.unreadable:
-            raise CommandError(fmt.integrity_failed(outcome.unreadable[0].display))
+            raise CommandError(operational.integrity_failed(outcome.unreadable[0].display))
         if outcome.refused:
             code = outcome.refused[0]
-            raise CommandError(fmt.change_incomplete(code, src.display), kind=PERMANENT, code=code)
+            raise CommandError(operational.change_incomplete(code, src.display), kind=PERMANENT, code=code)
         return released
 
     def delete_dir(self, src: MemoryPath, listing: Sequence[ObjectInfo]) -> bool:
@@ -109,7 +110,7 @@ class DirectoryChanges:
         released = self._finish(claim)
         if outcome.refused:
             code = outcome.refused[0]
-            raise CommandError(fmt.change_incomplete(code, src.display), kind=PERMANENT, code=code)
+            raise CommandError(operational.change_incomplete(code, src.display), kind=PERMANENT, code=code)
         return released
 
     def recover(self) -> Recovery:

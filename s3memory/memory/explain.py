@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
-from s3memory.core import messages as fmt
+from s3memory.core import operational
 from s3memory.errors import (
     CONFIGURATION,
     TRANSIENT,
@@ -91,8 +91,12 @@ def _s3_failed(err: Any) -> str:
 def _storage_model(err: Any, display: str, partial: bool) -> str:
     """Only a failure that may pass says "Try again"; `partial`: it struck a multi-object change."""
     if err.kind == TRANSIENT:
-        return fmt.storage_unavailable_partial(err.code, display) if partial else fmt.storage_unavailable(err.code)
-    return fmt.change_incomplete(err.code, display) if partial else fmt.storage_refused(err.code)
+        return (
+            operational.storage_unavailable_partial(err.code, display)
+            if partial
+            else operational.storage_unavailable(err.code)
+        )
+    return operational.change_incomplete(err.code, display) if partial else operational.storage_refused(err.code)
 
 
 def _key_service(err: Any) -> str:
@@ -124,23 +128,23 @@ FAILURES: dict[type[S3MemoryError], Failure] = {
         report=lambda err: err.message,
     ),
     IntegrityError: Failure(
-        model=lambda err, display, partial: fmt.integrity_failed(display),
+        model=lambda err, display, partial: operational.integrity_failed(display),
         cli=str,
         report=lambda err: "failed its integrity check",
     ),
     KeysDestroyed: Failure(
-        model=lambda err, display, partial: fmt.keys_destroyed(display),
+        model=lambda err, display, partial: operational.keys_destroyed(display),
         cli=lambda err: _DESTROYED,
         report=lambda err: _DESTROYED,
     ),
     StorageError: Failure(_storage_model, cli=_s3_failed, report=_s3_failed),
     OutcomeUnknown: Failure(
-        model=lambda err, display, partial: fmt.change_uncertain(err.code, err.paths or (display,)),
+        model=lambda err, display, partial: operational.change_uncertain(err.code, err.paths or (display,)),
         cli=lambda err: f"{_s3_failed(err)}; the change may have been applied",
         report=_s3_failed,
     ),
     StorageMisconfigured: Failure(
-        model=lambda err, display, partial: fmt.storage_misconfigured(err.code),
+        model=lambda err, display, partial: operational.storage_misconfigured(err.code),
         cli=_s3_failed,
         report=_s3_failed,
         fixes={
@@ -161,7 +165,7 @@ FAILURES: dict[type[S3MemoryError], Failure] = {
         },
     ),
     AccessDenied: Failure(
-        model=lambda err, display, partial: fmt.storage_denied(),
+        model=lambda err, display, partial: operational.storage_denied(),
         cli=lambda err: (
             f"S3 refused access ({err.operation or 'request'}: {err.code}); check the IAM policy for this prefix"
         ),
@@ -177,10 +181,10 @@ FAILURES: dict[type[S3MemoryError], Failure] = {
         },
     ),
     KeyUnavailable: Failure(
-        model=lambda err, display, partial: fmt.keys_unavailable(err.code), cli=_key_service, report=_data_key
+        model=lambda err, display, partial: operational.keys_unavailable(err.code), cli=_key_service, report=_data_key
     ),
     KeyMisconfigured: Failure(
-        model=lambda err, display, partial: fmt.keys_misconfigured(err.code),
+        model=lambda err, display, partial: operational.keys_misconfigured(err.code),
         cli=_key_service,
         report=_data_key,
         fixes={
@@ -193,7 +197,7 @@ FAILURES: dict[type[S3MemoryError], Failure] = {
         },
     ),
     NamesMismatch: Failure(
-        model=lambda err, display, partial: fmt.names_mismatch(err.code),
+        model=lambda err, display, partial: operational.names_mismatch(err.code),
         cli=_names_advice,
         report=_data_key,
         fixes={
@@ -207,7 +211,7 @@ FAILURES: dict[type[S3MemoryError], Failure] = {
         },
     ),
     AgentErasing: Failure(
-        model=lambda err, display, partial: fmt.agent_erasing(),
+        model=lambda err, display, partial: operational.agent_erasing(),
         cli=lambda err: f"{_ERASING} (AgentErasing); {_ERASE_AGAIN}",
         report=lambda err: _ERASING,
         fixes={"AgentErasing": Fix(_ERASING, _ERASE_AGAIN, f"{_ERASING}; {_ERASE_AGAIN}")},

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 
 from s3memory.core import messages as fmt
+from s3memory.core import operational
 from s3memory.core.paths import MemoryPath
 from s3memory.errors import CommandError, ConditionalConflict, PreconditionFailed, StorageError, StorageUnavailable
 from s3memory.storage.attribution import attributed, new_write_id
@@ -81,7 +82,7 @@ def _settle_failed_move(
     elif source.verdict is Verdict.UNKNOWN and outcomes.ambiguous(err):
         raise outcomes.unknown(err, [old, new]) from None  # the delete may have landed
     log.warning("s3memory: rename could be neither finished nor undone (%s); both copies kept", err.code)
-    raise CommandError(fmt.rename_left_copy(err.code, old.display, new.display))
+    raise CommandError(operational.rename_left_copy(err.code, old.display, new.display))
 
 
 def _undo_copy(vault: Vault, new: MemoryPath, new_etag: str) -> ReadBack:

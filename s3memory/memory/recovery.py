@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from s3memory.core import messages as fmt
+from s3memory.core import operational
 from s3memory.core.paths import MemoryPath
 from s3memory.errors import CommandError
 from s3memory.storage.listing import complete_before
@@ -36,8 +36,8 @@ def blocked(stuck: Stuck) -> CommandError:
     """The answer to a command that touches a stuck change."""
     src, err = stuck.intent.src.display, stuck.error
     if stuck.transient:
-        return CommandError(fmt.storage_unavailable_partial(err.code, src), kind=err.kind, code=err.code)
-    return CommandError(fmt.change_blocked(err.code, src), kind=err.kind, code=err.code)
+        return CommandError(operational.storage_unavailable_partial(err.code, src), kind=err.kind, code=err.code)
+    return CommandError(operational.change_blocked(err.code, src), kind=err.kind, code=err.code)
 
 
 @dataclass(frozen=True)

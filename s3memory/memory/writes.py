@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from s3memory.core import messages as fmt
+from s3memory.core import operational
 from s3memory.core.paths import MemoryPath
 from s3memory.errors import (
     CommandError,
@@ -156,7 +157,7 @@ def update(vault: Vault, policy: WritePolicy, path: MemoryPath, missing: str, ch
             return describe(new_text)
     if refused is not None and refused[2] and _is_own(vault, path, refused[0]):
         return refused[1]
-    raise CommandError(fmt.busy(path.display))
+    raise CommandError(operational.busy(path.display))
 
 
 def delete(vault: Vault, path: MemoryPath, etag: str) -> None:
