@@ -10,8 +10,8 @@ from typing import Any, NoReturn
 from s3memory.core.limits import DEFAULT_MODEL
 from s3memory.core.version import __version__
 
-from .logs import add_argument as add_log_level
 from .exits import EXIT_USAGE, PROG
+from .logs import add_argument as add_log_level
 
 # Every command: the module (under s3memory.cli) and the function that runs it, imported on use.
 COMMANDS: dict[str, tuple[str, str]] = {
