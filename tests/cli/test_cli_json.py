@@ -4,8 +4,8 @@ docs/cli.md documents for it (read from the doc's "JSON output" list, not copied
 from __future__ import annotations
 
 import json
-import time
 import re
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
