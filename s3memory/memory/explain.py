@@ -29,6 +29,7 @@ from s3memory.errors import (
     CONFIGURATION,
     TRANSIENT,
     AccessDenied,
+    ActiveKeyIntegrity,
     AgentErasing,
     CommandError,
     IntegrityError,
@@ -82,6 +83,7 @@ _DESTROYED = "its keys were destroyed (s3memory shred --keys-only); it can never
 _MIGRATE_AGAIN = "run `s3memory migrate --agent ID --names MODE` again to finish (it resumes where it stopped)"
 _ERASE_AGAIN = "run `s3memory shred --agent ID` (or `purge`) again to finish"
 _ERASING = "the agent is being erased"
+_ACTIVE_KEY = "the agent's active branch key failed its integrity check; check its keys (s3memory verify)"
 
 
 def _s3_failed(err: Any) -> str:
@@ -127,6 +129,11 @@ FAILURES: dict[type[S3MemoryError], Failure] = {
         model=lambda err, display, partial: fmt.integrity_failed(display),
         cli=str,
         report=lambda err: "failed its integrity check",
+    ),
+    ActiveKeyIntegrity: Failure(
+        model=lambda err, display, partial: fmt.active_key_integrity(display),
+        cli=lambda err: _ACTIVE_KEY,
+        report=lambda err: _ACTIVE_KEY,
     ),
     KeysDestroyed: Failure(
         model=lambda err, display, partial: fmt.keys_destroyed(display),

@@ -7,6 +7,7 @@ import pytest
 from s3memory import errors
 from s3memory.errors import (
     AccessDenied,
+    ActiveKeyIntegrity,
     AgentErasing,
     CommandError,
     ConditionalConflict,
@@ -57,6 +58,7 @@ WORDED_AS: dict[type[S3MemoryError], type[S3MemoryError]] = {
     AgentErasing: AgentErasing,
     IntegrityError: IntegrityError,
     KeysDestroyed: KeysDestroyed,
+    ActiveKeyIntegrity: ActiveKeyIntegrity,
 }
 
 
@@ -67,7 +69,7 @@ def sample(cls: type[S3MemoryError], code: str = "SlowDown") -> S3MemoryError:
         return cls(code, "PutObject")
     if issubclass(cls, KeyUnavailable):
         return cls(code)
-    if cls in (IntegrityError, KeysDestroyed):
+    if cls in (IntegrityError, KeysDestroyed, ActiveKeyIntegrity):
         return cls()
     return cls("unexpected")
 
@@ -96,6 +98,12 @@ WORDS: dict[type[S3MemoryError], tuple[str, str, str, str]] = {
     )
     * 2
     + ("its keys were destroyed (s3memory shred --keys-only); it can never be read again",) * 2,
+    ActiveKeyIntegrity: (
+        "Error: This memory's encryption key failed its integrity check, so /memories/a.md was not written. "
+        "An operator must check the memory's keys (s3memory verify).",
+    )
+    * 2
+    + ("the agent's active branch key failed its integrity check; check its keys (s3memory verify)",) * 2,
     NotFound: (
         "Error: Memory storage refused the request (SlowDown); nothing was changed. Retrying the same request will "
         "not help.",
