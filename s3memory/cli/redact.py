@@ -70,9 +70,13 @@ def _all_versions(ctx: Context, args: argparse.Namespace) -> RedactPlan:
     from s3memory.admin.redact import plan_all_versions
 
     if ctx.key_source is None:
+        ctx.space(args.agent, need_names=True)  # encrypted names: the usage error that says so (exit 2)
         raise Failed(_NEEDS_KEYS)
     vault = ctx.vault(args.agent, settings=ctx.key_source)
-    return plan_all_versions(ctx.store, vault, vault.parse(args.path))
+    plan = plan_all_versions(ctx.store, vault, vault.parse(args.path))
+    if not plan.versions:
+        raise Failed(f"{plan.path.display} has no version {args.version}; `s3memory history` lists them")
+    return plan
 
 
 def _also(followed: list[MemoryPath]) -> str:
