@@ -21,6 +21,8 @@ can catch either (`except FileNotFoundError`).
     │       ├── NamesMismatch                            the agent's name mode is not the tool's
     │       └── AgentErasing                             a purge or shred of the agent is under way
     └── IntegrityError                                   an object is not what we wrote
+        ├── KeysDestroyed                                its keys were destroyed (shred --keys-only)
+        └── ActiveKeyIntegrity                           the key a write seals under is not what we wrote
 
 `kind` is one of TRANSIENT, PERMANENT, CONFIGURATION (or COMMAND for a plain command error):
 it decides whether a message may say "Try again" and which exit code the CLI uses.
@@ -175,3 +177,12 @@ class KeysDestroyed(IntegrityError):
 
     def __init__(self) -> None:
         S3MemoryError.__init__(self, "the keys of this object were destroyed")
+
+
+class ActiveKeyIntegrity(IntegrityError):
+    """The agent's active branch key (the one every write seals under) failed its integrity check:
+    KMS or the local key refused its wrapped copy in the keystore. No file is at fault (a `create`
+    names a file that does not exist yet), so it is worded apart; it is still an `IntegrityError`."""
+
+    def __init__(self) -> None:
+        S3MemoryError.__init__(self, "the active branch key failed its integrity check")

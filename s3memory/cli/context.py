@@ -162,13 +162,18 @@ class Context:
         full = settings or self.full
         return open_vault(self.store, full.keys(self.kms), agent, full.agent_options(), names=names)
 
-    def writing_vault(self, agent: str) -> Vault:
+    def writing_vault(self, agent: str, *, stores_names: bool = False) -> Vault:
         """The vault of a command that may create an agent's first key or files (`import`, `rotate`,
         `reseal`): an agent in a name mode stays in it; a new agent takes S3MEMORY_NAMES (default
-        plain), as the agent's tools will."""
+        plain), as the agent's tools will. `stores_names` (`import`): the command stores file names,
+        and S3MEMORY_NAMES=encrypted is then a requirement, as for the tools: an agent that looks
+        plain (a bucket writer can make a new agent look so) is refused (`NamesPlain`)."""
+        from s3memory.core.names import NameMode
         from s3memory.storage.session import open_vault
 
         full = self.full
+        if stores_names and full.names is NameMode.ENCRYPTED:
+            return open_vault(self.store, full.keys(self.kms), agent, full.agent_options(), names=NameMode.ENCRYPTED)
         return open_vault(self.store, full.keys(self.kms), agent, full.agent_options(), new_agent=full.names)
 
     def require(self, agent: str, *, versions: bool = False) -> None:

@@ -1,4 +1,4 @@
-"""Versions of memory: `history`, `show` (one version, as `view` shows it) and `redact`."""
+"""Versions of memory: `history`, `show` (one version, as `view` shows it) and `restore`."""
 
 from __future__ import annotations
 
@@ -128,46 +128,6 @@ def run_show(args: argparse.Namespace) -> int:
         note_pending(args.agent, pending_of(vault))
     say(render.file_view(path.display, text, None, DEFAULT_MAX_VIEW_CHARS))
     return EXIT_OK
-
-
-def run_redact(args: argparse.Namespace) -> int:
-    from s3memory.admin.history import file_versions, redact
-
-    if not (args.version or args.all_versions) or (args.version and args.all_versions):
-        raise UsageError("redact needs exactly one of --version V or --all-versions")
-    can_confirm(args, "redact")
-    with connect(args, keys=False) as ctx:
-        ctx.require(args.agent, versions=True)
-        space = ctx.space(args.agent, need_names=True)
-        path = space.parse(args.path)
-        versions = file_versions(ctx.store, space.key(path))
-        chosen = versions if args.all_versions else [v for v in versions if v.version_id == args.version]
-        if not chosen:
-            raise Failed(f"{path.display} has no version {args.version}; `s3memory history` lists them")
-        what = f"{count(len(chosen), 'version')} of {path.display}"
-        if args.dry_run:
-            for v in chosen:
-                say(f"would delete {path.display} (version {v.version_id})")
-            print_summary(f"would redact {what}")
-            _redacted(args, path.display, [v.version_id for v in chosen], {})
-            return EXIT_OK
-        confirm(args, "redact", f"This permanently deletes {what}; it cannot be undone.")
-        failed = redact(ctx.store, chosen)
-    for v in chosen:
-        if v not in failed:
-            say(f"deleted {path.display} (version {v.version_id})")
-    for v, code in sorted(failed.items(), key=lambda item: item[0].version_id):
-        say(f"failed: {args.agent}:{path.display}: version {v.version_id} not deleted ({code})")
-    print_summary(f"redacted {count(len(chosen) - len(failed), 'version')} of {path.display}")
-    _redacted(args, path.display, [v.version_id for v in chosen if v not in failed],
-              {v.version_id: code for v, code in failed.items()})  # fmt: skip
-    return EXIT_FAILED if failed else EXIT_OK
-
-
-def _redacted(args: argparse.Namespace, path: str, deleted: list[str], failed: dict[str, str]) -> None:
-    if args.json:
-        emit_json({"agent": args.agent, "path": path, "dry_run": args.dry_run, "deleted": deleted,
-                   "failed": [{"version": v, "code": code} for v, code in sorted(failed.items())]})  # fmt: skip
 
 
 def run_restore(args: argparse.Namespace) -> int:

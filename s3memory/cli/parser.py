@@ -33,7 +33,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "shred": ("erase", "run_shred"),
     "history": ("history", "run_history"),
     "show": ("history", "run_show"),
-    "redact": ("history", "run_redact"),
+    "redact": ("redact", "run_redact"),
     "restore": ("history", "run_restore"),
     "doctor": ("doctor", "run_doctor"),
     "mcp": ("mcp", "run_mcp"),

@@ -188,7 +188,7 @@ def run_import(args: argparse.Namespace) -> int:
                     f"{escape_for_display(str(source))} also holds (in a versioned bucket the old versions stay).",
                     nothing="changed")  # fmt: skip
         importer = Importer(
-            ctx.writing_vault(args.agent),
+            ctx.writing_vault(args.agent, stores_names=True),
             ctx.pool,
             s.limits(),
             SecretGuard(s.guard),

@@ -99,6 +99,13 @@ def integrity_failed(display: str) -> str:
     return f"Error: The file {display} failed its integrity check and cannot be read"
 
 
+def active_key_integrity(display: str) -> str:
+    return (
+        f"Error: This memory's encryption key failed its integrity check, so {display} was not written. "
+        "An operator must check the memory's keys (s3memory verify)."
+    )
+
+
 def keys_destroyed(display: str) -> str:
     return (
         f"Error: The file {display} cannot be read: the keys it was encrypted with were destroyed. "

@@ -29,6 +29,7 @@ from s3memory.errors import (
     CONFIGURATION,
     TRANSIENT,
     AccessDenied,
+    ActiveKeyIntegrity,
     AgentErasing,
     CommandError,
     IntegrityError,
@@ -72,16 +73,19 @@ _CREDENTIALS = "check the AWS credentials: S3MEMORY_PROFILE (--profile), or AWS_
 _KEY = "check S3MEMORY_KMS_KEY_ID (--kms-key-id): the key must exist, be enabled and allow this principal"
 _ACCESS = Fix("S3 refused access", "check the IAM policy for this bucket and prefix")
 _STORED_ENCRYPTED, _STORED_PLAIN = "this agent stores encrypted file names", "this agent stores plain file names"
-_USE_ENCRYPTED = (
-    'set S3MEMORY_NAMES=encrypted (names="encrypted"), or convert it with `s3memory migrate --agent ID --names plain`'
-)
+# Neither fix proposes weaker names: an agent that looks plain to an encrypted-names tool may have
+# been made to look so by a bucket writer (issue 21, item 3).
+_USE_ENCRYPTED = 'set S3MEMORY_NAMES=encrypted (names="encrypted")'
 _USE_PLAIN = (
-    "set S3MEMORY_NAMES=plain (the default), or convert it with `s3memory migrate --agent ID --names encrypted`"
+    "convert it with `s3memory migrate --agent ID --names encrypted`; if its names should be encrypted "
+    "already, objects a bucket writer planted under it can make it look plain: check it with "
+    "`s3memory verify --agent ID` first"
 )
 _DESTROYED = "its keys were destroyed (s3memory shred --keys-only); it can never be read again"
 _MIGRATE_AGAIN = "run `s3memory migrate --agent ID --names MODE` again to finish (it resumes where it stopped)"
 _ERASE_AGAIN = "run `s3memory shred --agent ID` (or `purge`) again to finish"
 _ERASING = "the agent is being erased"
+_ACTIVE_KEY = "the agent's active branch key failed its integrity check; check its keys (s3memory verify)"
 
 
 def _s3_failed(err: Any) -> str:
@@ -131,6 +135,11 @@ FAILURES: dict[type[S3MemoryError], Failure] = {
         model=lambda err, display, partial: operational.integrity_failed(display),
         cli=str,
         report=lambda err: "failed its integrity check",
+    ),
+    ActiveKeyIntegrity: Failure(
+        model=lambda err, display, partial: operational.active_key_integrity(display),
+        cli=lambda err: _ACTIVE_KEY,
+        report=lambda err: _ACTIVE_KEY,
     ),
     KeysDestroyed: Failure(
         model=lambda err, display, partial: operational.keys_destroyed(display),

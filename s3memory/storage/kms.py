@@ -21,6 +21,13 @@ if TYPE_CHECKING:
 # KMS answers these when a wrapped key is not one it can open for this context: the object
 # (or its header) is not what we wrote, which is an integrity failure, not an outage.
 _KMS_INTEGRITY_CODES = frozenset({"InvalidCiphertextException", "IncorrectKeyException"})
+# KMS answers these when the key a blob names cannot be used. For a blob from a stored object
+# that may be our key's state (an operator must act) or a blob under some other key (tampering):
+# one more Decrypt, pinned to the configured key, tells which.
+_KMS_KEY_STATE_CODES = frozenset({"DisabledException", "KMSInvalidStateException", "NotFoundException"})
+# The pinned Decrypt's answers for a blob under another key: KMS's IncorrectKeyException (some KMS
+# implementations answer AccessDeniedException, which from a stored blob is an integrity failure too).
+_KMS_FOREIGN_BLOB_CODES = frozenset({"IncorrectKeyException", "AccessDeniedException", "InvalidCiphertextException"})
 # Answers that may pass; anything else (NotFoundException, DisabledException,
 # KMSInvalidStateException for a key pending deletion, AccessDeniedException, ...) needs an operator.
 _KMS_TRANSIENT_CODES = frozenset(
@@ -97,8 +104,24 @@ class KmsKeys(Keys):
         try:
             resp = self._kms.decrypt(CiphertextBlob=wrapped, EncryptionContext=context)
         except (ClientError, BotoCoreError) as err:
+            if isinstance(err, ClientError) and error_code(err) in _KMS_KEY_STATE_CODES:
+                raise self._key_state_error(wrapped, context, err) from err
             raise kms_error(err, from_header=True) from err
         return resp.get("Plaintext", b"")
+
+    def _key_state_error(self, wrapped: bytes, context: dict[str, str], err: ClientError) -> Exception:
+        """The blob names a key KMS cannot use (disabled, pending deletion, unknown). Decrypt it once
+        more with `KeyId` set to the configured key: KMS refusing it as not under that key
+        (`IncorrectKeyException`) means the stored blob is not one of ours (an integrity failure);
+        any other answer leaves the key's state for an operator to fix. Only on this failure path."""
+        try:
+            self._kms.decrypt(CiphertextBlob=wrapped, EncryptionContext=context, KeyId=self.key_id)
+        except ClientError as retry:
+            if error_code(retry) in _KMS_FOREIGN_BLOB_CODES:
+                return IntegrityError()
+        except BotoCoreError:
+            pass
+        return kms_error(err, from_header=True)
 
     def rewrap(self, agent_id: str, wrapped: bytes, destination_key_id: str) -> bytes:
         """Re-wrap a data key under another KMS key inside KMS (`ReEncrypt`); the key never leaves KMS."""

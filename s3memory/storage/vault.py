@@ -18,7 +18,7 @@ from s3memory.core.keyring import Ring
 from s3memory.core.limits import DEFAULT_KEY_ROTATION_DAYS
 from s3memory.core.names import NameMode
 from s3memory.core.paths import MemoryPath
-from s3memory.errors import IntegrityError, S3MemoryError
+from s3memory.errors import ActiveKeyIntegrity, IntegrityError, KeysDestroyed, S3MemoryError
 
 from . import attribution, deletions
 from .access import AccessLog
@@ -109,7 +109,12 @@ class Vault:
         time to record (default now: every write of the tool changes content or its path).
         The header records who writes (the tool's actor), the command under way and `write_id`,
         or `keep` (a reseal keeps the attribution the object had)."""
-        branch = self.keystore.active()
+        try:
+            branch = self.keystore.active()
+        except KeysDestroyed:
+            raise
+        except IntegrityError:  # the keystore's key is at fault, not the file being written
+            raise ActiveKeyIntegrity() from None
         when = int(time.time()) if modified is None else modified
         record = keep or self._attribution(write_id)
         body, header = envelope.seal(

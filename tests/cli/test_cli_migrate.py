@@ -77,14 +77,14 @@ def test_plain_to_encrypted_and_back(capsys: Any, env: Any, make_tool: Any) -> N
         (
             "encrypted",
             "plain",
-            "this agent stores encrypted file names (NamesEncrypted); set S3MEMORY_NAMES=encrypted "
-            '(names="encrypted"), or convert it with `s3memory migrate --agent ID --names plain`',
+            'this agent stores encrypted file names (NamesEncrypted); set S3MEMORY_NAMES=encrypted (names="encrypted")',
         ),
         (
             "plain",
             "encrypted",
-            "this agent stores plain file names (NamesPlain); set S3MEMORY_NAMES=plain (the default), "
-            "or convert it with `s3memory migrate --agent ID --names encrypted`",
+            "this agent stores plain file names (NamesPlain); convert it with `s3memory migrate --agent ID "
+            "--names encrypted`; if its names should be encrypted already, objects a bucket writer planted under "
+            "it can make it look plain: check it with `s3memory verify --agent ID` first",
         ),
     ],
 )

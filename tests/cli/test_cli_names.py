@@ -301,7 +301,8 @@ def test_export_then_import_into_an_encrypted_agent(capsys: Any, both: Any, make
 def test_import_into_a_new_agent_takes_the_configured_name_mode(capsys: Any, both: Any, s3: Any,
                                                                  tmp_path: Path, monkeypatch: Any) -> None:  # fmt: skip
     """A new agent has no name mode: import gives it S3MEMORY_NAMES (default plain), as its tools
-    will have; an agent in a mode stays in it."""
+    will have; an agent in a mode stays in it, but S3MEMORY_NAMES=encrypted never imports into a
+    plain one."""
     assert run(capsys, "export", "--agent", ENC, "--to", str(tmp_path / "e"), "-q")[0] == 0
     assert run(capsys, "import", "--agent", "carl", str(tmp_path / "e"), "-q")[0] == 0
     assert memory_keys(s3, root("carl"), relative=True) == ["customers/acme.md", "customers/zürich/ü.md", "notes.md"]
@@ -313,6 +314,12 @@ def test_import_into_a_new_agent_takes_the_configured_name_mode(capsys: Any, bot
     assert keystore(s3, "dora")[-1] == "names.00000001.encrypted"
     assert run(capsys, "cat", "--agent", "dora", "/memories/notes.md")[1].endswith("     2\ttwo\n")
     (tmp_path / "e" / "memories" / "more.md").write_text("more\n")
+    # an explicit encrypted is a requirement, never a preference (issue 21 item 3): carl is plain
+    code, _, error = run(capsys, "import", "--agent", "carl", str(tmp_path / "e"), "-q")
+    assert code == 2
+    assert "this agent stores plain file names (NamesPlain)" in error
+    assert "more.md" not in memory_keys(s3, root("carl"), relative=True)
+    monkeypatch.delenv("S3MEMORY_NAMES")
     code, out, _ = run(capsys, "import", "--agent", "carl", str(tmp_path / "e"), "-q")  # plain, and stays so
     assert code == 0
     assert out.startswith("created /memories/more.md (5 bytes)\nskipped /memories/customers/acme.md: it already")
@@ -753,3 +760,34 @@ def test_shred_with_the_keystore_in_its_own_bucket(
     assert shown_versions(out, "deleted")[0] == "/memories/.s3memory/keys/00000000"
     assert versioned.list_object_versions(Bucket=keystore_bucket).get("Versions", []) == []
     assert versions(versioned, root(ENC)) == []
+
+
+# --- an explicit encrypted is a requirement -----------------------------------------------
+
+
+@pytest.mark.parametrize("planted", ["object", "none"])
+def test_import_with_encrypted_names_never_stores_plain_names(
+    capsys: Any, env: Any, tmp_path: Path, monkeypatch: Any, planted: str
+) -> None:
+    """Issue 21 item 3: a bucket writer (no key) puts one object under a new agent, which makes it
+    look plain; `import` with S3MEMORY_NAMES=encrypted stored the names in clear and exited 0. It is
+    now refused with the reason, and stores nothing. A new agent that nothing was planted under
+    still takes encrypted names."""
+    if planted == "object":
+        env.put_object(Bucket=BUCKET, Key=f"{root('gus')}planted.md", Body=b"x")
+    (tmp_path / "customer-acme-secret.md").write_text("hello\n")
+    monkeypatch.setenv("S3MEMORY_NAMES", "encrypted")
+    code, out, error = run(capsys, "import", "--agent", "gus", str(tmp_path), "-q")
+    stored = [o["Key"] for o in env.list_objects_v2(Bucket=BUCKET, Prefix=root("gus")).get("Contents", [])]
+    assert not any("customer-acme-secret" in key for key in stored)
+    if planted == "none":
+        assert code == 0
+        assert keystore(env, "gus")[-1] == "names.00000001.encrypted"
+        return
+    assert (code, out) == (2, "")
+    assert error == (
+        "s3memory: error: this agent stores plain file names (NamesPlain); convert it with `s3memory migrate "
+        "--agent ID --names encrypted`; if its names should be encrypted already, objects a bucket writer "
+        "planted under it can make it look plain: check it with `s3memory verify --agent ID` first\n"
+    )
+    assert stored == [f"{root('gus')}planted.md"]

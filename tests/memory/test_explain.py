@@ -7,6 +7,7 @@ import pytest
 from s3memory import errors
 from s3memory.errors import (
     AccessDenied,
+    ActiveKeyIntegrity,
     AgentErasing,
     CommandError,
     ConditionalConflict,
@@ -57,6 +58,7 @@ WORDED_AS: dict[type[S3MemoryError], type[S3MemoryError]] = {
     AgentErasing: AgentErasing,
     IntegrityError: IntegrityError,
     KeysDestroyed: KeysDestroyed,
+    ActiveKeyIntegrity: ActiveKeyIntegrity,
 }
 
 
@@ -67,7 +69,7 @@ def sample(cls: type[S3MemoryError], code: str = "SlowDown") -> S3MemoryError:
         return cls(code, "PutObject")
     if issubclass(cls, KeyUnavailable):
         return cls(code)
-    if cls in (IntegrityError, KeysDestroyed):
+    if cls in (IntegrityError, KeysDestroyed, ActiveKeyIntegrity):
         return cls()
     return cls("unexpected")
 
@@ -96,6 +98,12 @@ WORDS: dict[type[S3MemoryError], tuple[str, str, str, str]] = {
     )
     * 2
     + ("its keys were destroyed (s3memory shred --keys-only); it can never be read again",) * 2,
+    ActiveKeyIntegrity: (
+        "Error: This memory's encryption key failed its integrity check, so /memories/a.md was not written. "
+        "An operator must check the memory's keys (s3memory verify).",
+    )
+    * 2
+    + ("the agent's active branch key failed its integrity check; check its keys (s3memory verify)",) * 2,
     NotFound: (
         "Error: Memory storage refused the request (SlowDown); nothing was changed. Retrying the same request will "
         "not help.",
@@ -183,8 +191,13 @@ def test_an_error_code_has_one_fix_and_the_cli_prints_it() -> None:
         True,
     )
     assert cli_failure(CommandError("Error: x", kind="configuration", code="NamesEncrypted")) == (
-        'this agent stores encrypted file names (NamesEncrypted); set S3MEMORY_NAMES=encrypted (names="encrypted"), '
-        "or convert it with `s3memory migrate --agent ID --names plain`",
+        'this agent stores encrypted file names (NamesEncrypted); set S3MEMORY_NAMES=encrypted (names="encrypted")',
+        True,
+    )
+    assert cli_failure(CommandError("Error: x", kind="configuration", code="NamesPlain")) == (
+        "this agent stores plain file names (NamesPlain); convert it with `s3memory migrate --agent ID --names "
+        "encrypted`; if its names should be encrypted already, objects a bucket writer planted under it can make "
+        "it look plain: check it with `s3memory verify --agent ID` first",
         True,
     )
     assert cli_failure(sample(KeyMisconfigured, "Unheard")) == (
@@ -207,3 +220,13 @@ def test_an_unconfirmed_change_names_every_path_it_touched() -> None:
         "check before trying again."
     )
     assert err.kind == "transient"
+
+
+def test_no_advice_proposes_weaker_file_names() -> None:
+    """An agent that looks plain to an encrypted-names tool may have been made to look so by a bucket
+    writer: no fix or advice tells the operator to store names in clear (issue 21, item 3)."""
+    for code, fix in FIXES.items():
+        for text in (fix.fix, fix.advice):
+            assert "S3MEMORY_NAMES=plain" not in text, code
+            assert "--names plain" not in text, code
+            assert 'names="plain"' not in text, code

@@ -60,7 +60,8 @@ EXPECTED = {
         "s3:GetBucketVersioning", "s3:ListBucketVersions", "s3:GetObjectVersion", "s3:ListBucket", "s3:GetObject",
         "s3:PutObject", "s3:PutObjectTagging", "s3:DeleteObject", "kms:Decrypt",
     },
-    "redact": {"s3:ListBucketVersions", "s3:DeleteObjectVersion"},
+    # --all-versions reads each version's sealed attribution (renames to follow): a header and its key
+    "redact": {"s3:ListBucketVersions", "s3:GetObjectVersion", "s3:DeleteObjectVersion", "kms:Decrypt"},
     "prune": {"s3:ListBucket", "s3:GetObject", "s3:GetObjectTagging", "s3:DeleteObject"},
 }  # fmt: skip
 # Commands that need no key may also list the agent's keystore folder once, to learn whether its
