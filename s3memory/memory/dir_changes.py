@@ -63,7 +63,7 @@ from .outcomes import Verdict
 log = logging.getLogger("s3memory")
 _MOVE_ATTEMPTS = 3
 _CLAIM_ATTEMPTS = 5
-MoveState = Literal["gone", "moved", "kept", "unreadable", "refused"]
+MoveState = Literal["gone", "moved", "kept", "unreadable", "refused", "changed"]
 
 
 @dataclass
@@ -71,6 +71,7 @@ class _Outcome:
     found: int = 0  # listed sources that still existed when the operation reached them
     unreadable: list[MemoryPath] = field(default_factory=list)  # sources left in place: failed authentication
     refused: list[str] = field(default_factory=list)  # codes of items S3 refused for good (sources left in place)
+    changed: int = 0  # bound: sources that exist in another version than the record names (left in place)
 
 
 class DirectoryChanges:
@@ -84,7 +85,7 @@ class DirectoryChanges:
     def rename_dir(self, src: MemoryPath, dst: MemoryPath, listing: Sequence[ObjectInfo]) -> bool:
         """Rename; False: done, but its record may be left for the next command's recovery to release."""
         intent = Intent("rename", src, dst, self._items(src, listing))
-        for source in self._sources(intent):  # every new key must be storable before anything is written
+        for source, _ in self._sources(intent):  # every new key must be storable before anything is written
             self.vault.space.parse(source.rebase(src, dst).display)
         claim = self._claim(intent)
         outcome = self._apply(intent)
@@ -125,12 +126,18 @@ class DirectoryChanges:
         report = Recovery(unreadable=unreadable)
         for record in records:
             try:
-                self._apply(record.intent)
+                outcome = self._apply(record.intent, bound=True)
                 self._release(record.claim)
             except (StorageError, KeyUnavailable) as err:
                 # In the log of a tool; `s3memory repair` says it in its report (Stuck) instead.
                 log.warning("s3memory: an interrupted change could not be completed (%s)", err.code, extra=REPORTED)
                 report.stuck.append(Stuck(record.intent, err))
+                continue
+            if outcome.changed:
+                # A stale record (replayed from version history, or overtaken by later writes):
+                # the files it names are not there in the versions it names, so none is moved.
+                log.warning("s3memory: a stale intent record was abandoned (IntentStale)", extra=REPORTED)
+                report.stale += 1
                 continue
             report.done += 1
         return report
@@ -183,7 +190,8 @@ class DirectoryChanges:
                 # either way this record describes exactly what we are about to do.
                 return Claim(record, etag)
             log.info("s3memory: completing a concurrent change of the same directory first")
-            self._apply(other)
+            if self._apply(other, bound=True).changed:
+                log.warning("s3memory: a stale intent record was abandoned (IntentStale)", extra=REPORTED)
             self._release(Claim(record, etag))
         raise ConditionalConflict("ConditionalRequestConflict", "PutObject")
 
@@ -208,7 +216,10 @@ class DirectoryChanges:
             self.vault.store.delete(self.vault.key(claim.record), if_match=claim.etag)
 
     # -- the steps (idempotent) --
-    def _apply(self, intent: Intent) -> _Outcome:
+    def _apply(self, intent: Intent, *, bound: bool = False) -> _Outcome:
+        """Do (or complete) `intent`. `bound`: a stored record, which acts only on sources that are
+        still in the version (ETag) it lists; a source in any other version is left alone and
+        counted in `changed` (the record is stale: replayed, or overtaken by later writes)."""
         src_prefix = self.vault.dir_prefix(intent.src)
         if intent.op == "delete":
             refused = self.delete_keys([(src_prefix + rel, etag) for rel, etag in intent.items])
@@ -217,14 +228,17 @@ class DirectoryChanges:
         dst = intent.dst
         # Zero-byte "folder" markers (keys ending in "/") hold nothing: they are dropped with the sources.
         markers = [(src_prefix + rel, etag) for rel, etag in intent.items if rel.endswith("/")]
-        moves = [(source, source.rebase(intent.src, dst)) for source in self._sources(intent)]
+        moves = [(source, source.rebase(intent.src, dst), listed if bound else None)
+                 for source, listed in self._sources(intent)]  # fmt: skip
         results = run_all(self.executor, lambda m: self._ensure_copied(*m), moves)
         outcome = _Outcome(found=len(markers))
         deletable = list(markers)
-        for (source, _), (state, etag) in zip(moves, results, strict=True):
+        for (source, _, _), (state, etag) in zip(moves, results, strict=True):
             if state != "gone":
                 outcome.found += 1
-            if state == "moved":
+            if state == "changed":
+                outcome.changed += 1
+            elif state == "moved":
                 deletable.append((self.vault.key(source), etag))
             elif state == "unreadable":
                 outcome.unreadable.append(source)
@@ -233,14 +247,15 @@ class DirectoryChanges:
         outcome.refused += self.delete_keys(deletable)
         return outcome
 
-    def _sources(self, intent: Intent) -> list[MemoryPath]:
-        """The files an intent lists, by path (keys that are not a file of this agent are skipped)."""
-        found: list[MemoryPath] = []
-        for rel, _ in intent.items:
+    def _sources(self, intent: Intent) -> list[tuple[MemoryPath, str]]:
+        """The files an intent lists, by path, with their listed ETags (keys that are not a file
+        of this agent are skipped)."""
+        found: list[tuple[MemoryPath, str]] = []
+        for rel, etag in intent.items:
             if _is_file_key(rel):
                 names = self.vault.space.below(intent.src, tuple(rel.split("/")))
                 if names is not None:
-                    found.append(MemoryPath(intent.src.segments + names))
+                    found.append((MemoryPath(intent.src.segments + names), etag))
         return found
 
     def delete_keys(self, items: list[tuple[str, str]]) -> list[str]:
@@ -256,9 +271,11 @@ class DirectoryChanges:
             raise retry[0]
         return sorted(e.code for e in errors)
 
-    def _ensure_copied(self, src: MemoryPath, dst: MemoryPath) -> tuple[MoveState, str]:
+    def _ensure_copied(self, src: MemoryPath, dst: MemoryPath, listed: str | None) -> tuple[MoveState, str]:
         """Make `dst` hold `src`'s text; return what happened and the source ETag that may be deleted.
 
+        `listed`: the source's ETag as the stored record lists it; a source in another version is
+        "changed" and left alone (None: the caller's own fresh listing, no check).
         "gone": the source no longer exists (moved before). "kept": the destination exists with
         other content, which this operation did not write, so the source stays and nothing is
         lost. "unreadable": the source fails authentication and cannot be re-encrypted; it stays.
@@ -270,6 +287,8 @@ class DirectoryChanges:
                 return "gone", ""
             except IntegrityError:
                 return "unreadable", ""
+            if listed is not None and etag != listed:
+                return "changed", ""
             try:
                 with attributed("rename", source=src.display):
                     self.vault.write(dst, text, if_none_match=True)

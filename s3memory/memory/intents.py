@@ -115,3 +115,4 @@ class Recovery:
     done: int = 0  # changes completed (or released)
     stuck: list[Stuck] = field(default_factory=list)
     unreadable: int = 0  # records that failed authentication (left in place, never block)
+    stale: int = 0  # records abandoned: a file they name is there in another version (replayed or overtaken)
