@@ -3,8 +3,7 @@
 `history` lists every version and delete marker (ListObjectVersions) and reads each version's
 header (one HeadObject each, in parallel) to tell who wrote it and how: the authenticated
 attribution record of format-2 objects. `show` opens one version. `redact` deletes versions
-for good. `replays` finds current objects that repeat an older version's ciphertext (same salt
-and commitment: the same sealed bytes put back by a bucket writer).
+for good. Replay detection (`verify --history`) is in `replays`.
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ from datetime import datetime
 
 from s3memory.core.envelope import Header, plaintext_size
 from s3memory.core.paths import MemoryPath
-from s3memory.errors import CommandError, IntegrityError, KeyUnavailable, NotFound, StorageError
+from s3memory.errors import CommandError, IntegrityError, KeyUnavailable, StorageError
 from s3memory.memory.explain import for_report
 from s3memory.storage.admin_store import AdminStore, Version
 from s3memory.storage.concurrency import Pool
@@ -191,39 +190,3 @@ def file_versions(store: AdminStore, key: str) -> list[Version]:
 def redact(store: AdminStore, versions: Iterable[Version]) -> dict[Version, str]:
     """Delete these versions for good; {version: error code} for any S3 refused."""
     return store.delete_versions(list(versions))
-
-
-def replays(store: AdminStore, vault: Vault, pool: Pool) -> list[Problem]:
-    """Current objects whose sealed bytes repeat an older version's (same salt and commitment).
-
-    Every write of s3memory draws a fresh 32-byte salt, so two versions with equal salt and
-    commitment are the same ciphertext: an older version put back as the current one."""
-    per_file = {
-        shown: [v for v in versions if not v.delete_marker]
-        for shown, versions in merged_versions(store, vault, None).items()
-    }
-    items = [(shown, v) for shown, versions in per_file.items() if len(versions) > 1 for v in versions]
-
-    def fingerprint(item: tuple[MemoryPath, Version]) -> tuple[bytes, bytes]:
-        header = _header(store, item[1])
-        return header.salt, header.commitment
-
-    prints: dict[Version, tuple[bytes, bytes]] = {}
-    problems: list[Problem] = []
-    for item, future in pool.completed(fingerprint, items):
-        try:
-            prints[item[1]] = future.result()
-        except (StorageError, IntegrityError, NotFound) as err:
-            problems.append(
-                Problem(vault.agent_id, item[0].display, f"version {item[1].version_id}: {for_report(err)}")
-            )
-    for shown, versions in per_file.items():
-        latest = versions[0] if versions and versions[0].latest else None
-        if latest is None or latest not in prints:
-            continue
-        for older in versions[1:]:
-            if prints.get(older) == prints[latest]:
-                why = f"the current version repeats the ciphertext of version {older.version_id} (replayed)"
-                problems.append(Problem(vault.agent_id, shown.display, why))
-                break
-    return sorted(problems)
