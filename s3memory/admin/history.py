@@ -1,8 +1,11 @@
 """Versions of an agent's memory (S3 versioning): `history`, `show`, `redact`, and replay detection.
 
-`history` lists every version and delete marker (ListObjectVersions) and reads each version's
-header (one HeadObject each, in parallel) to tell who wrote it and how: the authenticated
-attribution record of format-2 objects. `show` opens one version. `redact` deletes versions
+`history` lists every version and delete marker (ListObjectVersions) and reads and authenticates
+each version (one GetObject each, in parallel) to tell who wrote it and how: the authenticated
+attribution record of format-2 objects. A version that fails authentication (an authentic header
+on a garbage body; a header whose attribution was stripped, which the body's AAD binds) is still
+listed, marked as not authenticated, with no actor, and reported as a problem: its header is not
+believed. `show` opens one version. `redact` deletes versions
 for good. Replay detection (`verify --history`) is in `replays`.
 """
 
@@ -42,6 +45,7 @@ class Change:
     command: str = ""  # the command the writer (or deleter) recorded, "" when none
     repeats: str = ""  # replayed: the older version whose sealed bytes it repeats; migrated: the version it copies
     old_names: bool = False  # stored under the file-name encoding the agent was migrated from
+    authenticated: bool = True  # False: the version failed authentication (nothing in its header is believed)
 
 
 @dataclass
@@ -81,10 +85,6 @@ def merged_versions(store: AdminStore, vault: Vault, path: MemoryPath | None) ->
     return {shown: newest_first(versions) for shown, versions in found.items()}
 
 
-def _header(store: AdminStore, version: Version) -> Header:
-    return Header.from_metadata(store.version_metadata(version.key, version.version_id))
-
-
 _Item = tuple[MemoryPath, Version, bool]  # path, version, stored under the old names
 
 
@@ -106,9 +106,16 @@ def history(store: AdminStore, vault: Vault, path: MemoryPath | None, pool: Pool
             change = Change(version.last_modified, shown.display, "deleted", None, actor, version.version_id,
                             version.latest, command, old_names=old)  # fmt: skip
             return change, None
-        header = _header(store, version)
-        record = vault.attribution_of(shown, header)
+        obj = store.get_version(version.key, version.version_id)
+        header = Header.from_metadata(obj.metadata)
         size = plaintext_size(version.size)
+        try:
+            vault.open(shown, obj)  # the body, the header and its attribution, as one
+        except IntegrityError:
+            change = Change(version.last_modified, shown.display, "", size, "", version.version_id, version.latest,
+                            old_names=old, authenticated=False)  # fmt: skip
+            return change, (header.salt, header.commitment)
+        record = vault.attribution_of(shown, header)
         actor, command = (record.actor, record.command) if record is not None else ("", "")
         action = ""
         if record is not None and record.command == "rename" and record.source:
@@ -124,6 +131,10 @@ def history(store: AdminStore, vault: Vault, path: MemoryPath | None, pool: Pool
         except (StorageError, KeyUnavailable, IntegrityError, CommandError) as err:
             why = f"version {item[1].version_id}: {for_report(err)}"
             report.problems.append(Problem(vault.agent_id, item[0].display, why))
+    for shown, version, _ in items:
+        if version in described and not (change := described[version][0]).authenticated:
+            why = f"version {change.version_id} failed its integrity check; its header is not believed"
+            report.problems.append(Problem(vault.agent_id, shown.display, why))
     ordered: list[tuple[Change, int]] = []
     for versions in listed.values():
         changes = _actions([(v, old, described[v]) for v, old in versions if v in described], records)
