@@ -12,6 +12,9 @@ listed with. Then:
   the version that was copied (ETag-conditioned `DeleteObjects`);
 - delete: the listed keys are deleted in batches of 1,000, each only in its listed version.
 
+A stored record acts only on sources in the versions (ETags) it lists: an old record put back
+from version history (no key needed) is *stale*, moves nothing, and is abandoned.
+
 Finally the record is deleted (If-Match its own ETag). An interrupted operation is always
 *rolled forward*: `recover()` replays every record it finds with the same idempotent steps, so
 a crash at any S3 call leaves every file readable at its old or new path, and the next tool
@@ -133,13 +136,10 @@ class DirectoryChanges:
                 log.warning("s3memory: an interrupted change could not be completed (%s)", err.code, extra=REPORTED)
                 report.stuck.append(Stuck(record.intent, err))
                 continue
-            if outcome.changed:
-                # A stale record (replayed from version history, or overtaken by later writes):
-                # the files it names are not there in the versions it names, so none is moved.
+            if outcome.changed:  # replayed from version history, or overtaken by later writes
                 log.warning("s3memory: a stale intent record was abandoned (IntentStale)", extra=REPORTED)
-                report.stale += 1
-                continue
-            report.done += 1
+            report.stale += bool(outcome.changed)
+            report.done += not outcome.changed
         return report
 
     def pending(self) -> list[Record]:
@@ -217,9 +217,8 @@ class DirectoryChanges:
 
     # -- the steps (idempotent) --
     def _apply(self, intent: Intent, *, bound: bool = False) -> _Outcome:
-        """Do (or complete) `intent`. `bound`: a stored record, which acts only on sources that are
-        still in the version (ETag) it lists; a source in any other version is left alone and
-        counted in `changed` (the record is stale: replayed, or overtaken by later writes)."""
+        """Do (or complete) `intent`. `bound` (a stored record): act only on sources still in the
+        version (ETag) it lists; any other is left alone and counted in `changed` (a stale record)."""
         src_prefix = self.vault.dir_prefix(intent.src)
         if intent.op == "delete":
             refused = self.delete_keys([(src_prefix + rel, etag) for rel, etag in intent.items])
@@ -248,8 +247,7 @@ class DirectoryChanges:
         return outcome
 
     def _sources(self, intent: Intent) -> list[tuple[MemoryPath, str]]:
-        """The files an intent lists, by path, with their listed ETags (keys that are not a file
-        of this agent are skipped)."""
+        """The files an intent lists, by path, with their listed ETags (other keys are skipped)."""
         found: list[tuple[MemoryPath, str]] = []
         for rel, etag in intent.items:
             if _is_file_key(rel):
