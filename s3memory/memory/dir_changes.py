@@ -221,8 +221,13 @@ class DirectoryChanges:
         version (ETag) it lists; any other is left alone and counted in `changed` (a stale record)."""
         src_prefix = self.vault.dir_prefix(intent.src)
         if intent.op == "delete":
-            refused = self.delete_keys([(src_prefix + rel, etag) for rel, etag in intent.items])
-            return _Outcome(found=len(intent.items), refused=refused)
+            items = [(src_prefix + rel, etag) for rel, etag in intent.items]
+            changed = 0
+            if bound:  # one LIST: a key there in another version is not the record's to delete
+                now = {obj.key: obj.etag for obj in self.vault.store.list_all(src_prefix)}
+                changed = sum(key in now and now[key] != etag for key, etag in items)
+                items = [(key, etag) for key, etag in items if now.get(key) == etag]
+            return _Outcome(found=len(intent.items), refused=self.delete_keys(items), changed=changed)
         assert intent.dst is not None
         dst = intent.dst
         # Zero-byte "folder" markers (keys ending in "/") hold nothing: they are dropped with the sources.

@@ -69,3 +69,29 @@ def test_repair_cli_says_it_abandoned_a_stale_record(
         "abandoned 1 stale intent record: the files it names are not in the versions it lists (replayed, or "
         "changed since); those files were left where they are",
     ]
+
+
+def test_a_rename_that_meets_a_replayed_record_moves_only_its_own_files(s3: Any, tool: S3MemoryTool) -> None:
+    """The same tool (no recovery pending) renames the directory the replayed record names: its
+    claim meets the old record, which must not send today's file to the old destination first."""
+    _stage(s3, tool)
+    ok(tool, command="rename", old_path="/memories/proj", new_path="/memories/other")
+    assert ok(tool, command="view", path="/memories/other/a.txt").endswith("1\ttoday")
+    keys = [o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET, Prefix="agents/agent-42/").get("Contents", [])]
+    assert not any("/arch" in k or "/proj" in k for k in keys), keys
+    assert not any(k.startswith(INTENTS) for k in keys)
+
+
+def test_a_replayed_delete_record_deletes_nothing_of_today(
+    s3: Any, tool: S3MemoryTool, new_tool: Callable[..., S3MemoryTool], caplog: pytest.LogCaptureFixture
+) -> None:
+    enable_versioning(s3)
+    ok(tool, command="create", path="/memories/proj/a.txt", file_text="old\n")
+    ok(tool, command="delete", path="/memories/proj")
+    ok(tool, command="create", path="/memories/proj/a.txt", file_text="today\n")
+    _replay_first_record(s3)
+    with caplog.at_level(logging.WARNING, logger="s3memory"):
+        assert ok(new_tool("agent-42"), command="view", path="/memories/proj/a.txt").endswith("1\ttoday")
+    assert "s3memory: a stale intent record was abandoned (IntentStale)" in caplog.messages
+    keys = [o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET, Prefix=INTENTS).get("Contents", [])]
+    assert keys == []
