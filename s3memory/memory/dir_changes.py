@@ -60,7 +60,7 @@ from s3memory.storage.vault import Vault
 
 from . import outcomes
 from .explain import REPORTED
-from .intents import INTENTS, Claim, Intent, Record, Recovery, Stuck, record_name, stored_records
+from .intents import INTENTS, Claim, Intent, Record, Recovery, Stuck, record_name, still_listed, stored_records
 from .outcomes import Verdict
 
 log = logging.getLogger("s3memory")
@@ -222,11 +222,7 @@ class DirectoryChanges:
         src_prefix = self.vault.dir_prefix(intent.src)
         if intent.op == "delete":
             items = [(src_prefix + rel, etag) for rel, etag in intent.items]
-            changed = 0
-            if bound:  # one LIST: a key there in another version is not the record's to delete
-                now = {obj.key: obj.etag for obj in self.vault.store.list_all(src_prefix)}
-                changed = sum(key in now and now[key] != etag for key, etag in items)
-                items = [(key, etag) for key, etag in items if now.get(key) == etag]
+            items, changed = still_listed(self.vault, src_prefix, items) if bound else (items, 0)
             return _Outcome(found=len(intent.items), refused=self.delete_keys(items), changed=changed)
         assert intent.dst is not None
         dst = intent.dst
@@ -277,8 +273,7 @@ class DirectoryChanges:
     def _ensure_copied(self, src: MemoryPath, dst: MemoryPath, listed: str | None) -> tuple[MoveState, str]:
         """Make `dst` hold `src`'s text; return what happened and the source ETag that may be deleted.
 
-        `listed`: the source's ETag as the stored record lists it; a source in another version is
-        "changed" and left alone (None: the caller's own fresh listing, no check).
+        "changed": not in the version `listed` (a stored record's ETag; None: no check); it stays.
         "gone": the source no longer exists (moved before). "kept": the destination exists with
         other content, which this operation did not write, so the source stays and nothing is
         lost. "unreadable": the source fails authentication and cannot be re-encrypted; it stays.
