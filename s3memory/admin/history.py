@@ -1,10 +1,12 @@
 """Versions of an agent's memory (S3 versioning): `history`, `show`, `redact`, and replay detection.
 
-`history` lists every version and delete marker (ListObjectVersions) and reads each version's
-header (one HeadObject each, in parallel) to tell who wrote it and how: the authenticated
-attribution record of format-2 objects. `show` opens one version. `redact` deletes versions
-for good. `replays` finds current objects that repeat an older version's ciphertext (same salt
-and commitment: the same sealed bytes put back by a bucket writer).
+`history` lists every version and delete marker (ListObjectVersions) and reads and authenticates
+each version (one GetObject each, in parallel) to tell who wrote it and how: the authenticated
+attribution record of format-2 objects. A version that fails authentication (an authentic header
+on a garbage body; a header whose attribution was stripped, which the body's AAD binds) is still
+listed, marked as not authenticated, with no actor, and reported as a problem: its header is not
+believed. `show` opens one version. `redact` deletes versions
+for good. Replay detection (`verify --history`) is in `replays`.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from datetime import datetime
 
 from s3memory.core.envelope import Header, plaintext_size
 from s3memory.core.paths import MemoryPath
-from s3memory.errors import CommandError, IntegrityError, KeyUnavailable, NotFound, StorageError
+from s3memory.errors import CommandError, IntegrityError, KeyUnavailable, StorageError
 from s3memory.memory.explain import for_report
 from s3memory.storage.admin_store import AdminStore, Version
 from s3memory.storage.concurrency import Pool
@@ -43,6 +45,7 @@ class Change:
     command: str = ""  # the command the writer (or deleter) recorded, "" when none
     repeats: str = ""  # replayed: the older version whose sealed bytes it repeats; migrated: the version it copies
     old_names: bool = False  # stored under the file-name encoding the agent was migrated from
+    authenticated: bool = True  # False: the version failed authentication (nothing in its header is believed)
 
 
 @dataclass
@@ -82,10 +85,6 @@ def merged_versions(store: AdminStore, vault: Vault, path: MemoryPath | None) ->
     return {shown: newest_first(versions) for shown, versions in found.items()}
 
 
-def _header(store: AdminStore, version: Version) -> Header:
-    return Header.from_metadata(store.version_metadata(version.key, version.version_id))
-
-
 _Item = tuple[MemoryPath, Version, bool]  # path, version, stored under the old names
 
 
@@ -107,9 +106,16 @@ def history(store: AdminStore, vault: Vault, path: MemoryPath | None, pool: Pool
             change = Change(version.last_modified, shown.display, "deleted", None, actor, version.version_id,
                             version.latest, command, old_names=old)  # fmt: skip
             return change, None
-        header = _header(store, version)
-        record = vault.attribution_of(shown, header)
+        obj = store.get_version(version.key, version.version_id)
+        header = Header.from_metadata(obj.metadata)
         size = plaintext_size(version.size)
+        try:
+            vault.open(shown, obj)  # the body, the header and its attribution, as one
+        except IntegrityError:
+            change = Change(version.last_modified, shown.display, "", size, "", version.version_id, version.latest,
+                            old_names=old, authenticated=False)  # fmt: skip
+            return change, (header.salt, header.commitment)
+        record = vault.attribution_of(shown, header)
         actor, command = (record.actor, record.command) if record is not None else ("", "")
         action = ""
         if record is not None and record.command == "rename" and record.source:
@@ -125,6 +131,10 @@ def history(store: AdminStore, vault: Vault, path: MemoryPath | None, pool: Pool
         except (StorageError, KeyUnavailable, IntegrityError, CommandError) as err:
             why = f"version {item[1].version_id}: {for_report(err)}"
             report.problems.append(Problem(vault.agent_id, item[0].display, why))
+    for shown, version, _ in items:
+        if version in described and not (change := described[version][0]).authenticated:
+            why = f"version {change.version_id} failed its integrity check; its header is not believed"
+            report.problems.append(Problem(vault.agent_id, shown.display, why))
     ordered: list[tuple[Change, int]] = []
     for versions in listed.values():
         changes = _actions([(v, old, described[v]) for v, old in versions if v in described], records)
@@ -191,39 +201,3 @@ def file_versions(store: AdminStore, key: str) -> list[Version]:
 def redact(store: AdminStore, versions: Iterable[Version]) -> dict[Version, str]:
     """Delete these versions for good; {version: error code} for any S3 refused."""
     return store.delete_versions(list(versions))
-
-
-def replays(store: AdminStore, vault: Vault, pool: Pool) -> list[Problem]:
-    """Current objects whose sealed bytes repeat an older version's (same salt and commitment).
-
-    Every write of s3memory draws a fresh 32-byte salt, so two versions with equal salt and
-    commitment are the same ciphertext: an older version put back as the current one."""
-    per_file = {
-        shown: [v for v in versions if not v.delete_marker]
-        for shown, versions in merged_versions(store, vault, None).items()
-    }
-    items = [(shown, v) for shown, versions in per_file.items() if len(versions) > 1 for v in versions]
-
-    def fingerprint(item: tuple[MemoryPath, Version]) -> tuple[bytes, bytes]:
-        header = _header(store, item[1])
-        return header.salt, header.commitment
-
-    prints: dict[Version, tuple[bytes, bytes]] = {}
-    problems: list[Problem] = []
-    for item, future in pool.completed(fingerprint, items):
-        try:
-            prints[item[1]] = future.result()
-        except (StorageError, IntegrityError, NotFound) as err:
-            problems.append(
-                Problem(vault.agent_id, item[0].display, f"version {item[1].version_id}: {for_report(err)}")
-            )
-    for shown, versions in per_file.items():
-        latest = versions[0] if versions and versions[0].latest else None
-        if latest is None or latest not in prints:
-            continue
-        for older in versions[1:]:
-            if prints.get(older) == prints[latest]:
-                why = f"the current version repeats the ciphertext of version {older.version_id} (replayed)"
-                problems.append(Problem(vault.agent_id, shown.display, why))
-                break
-    return sorted(problems)

@@ -72,6 +72,7 @@ def run_history(args: argparse.Namespace) -> int:
                     "current": c.latest,
                     "repeats": c.repeats or None,
                     "old_names": c.old_names,
+                    "authenticated": c.authenticated if c.size is not None else None,
                 }
                 for c in report.changes
             ]
@@ -99,6 +100,8 @@ def _history_line(c: Change) -> str:
         notes += f"  copy of version {c.repeats}"
     if c.old_names:
         notes += "  (old names)"
+    if not c.authenticated:
+        notes += "  (not authenticated)"
     return f"{when}  {c.action:<9} {c.path}  {size}  {actor}  version {c.version_id}{current}{notes}"
 
 

@@ -130,7 +130,7 @@ def run_verify(args: argparse.Namespace) -> int:
             if vault.agent_id not in report.unread:
                 note_pending(vault.agent_id, pending_of(vault))
         if args.history:
-            from s3memory.admin.history import replays
+            from s3memory.admin.replays import replays
 
             read = [v for v in vaults if v.agent_id not in report.unread]
             report.problems = sorted(report.problems + [p for v in read for p in replays(ctx.store, v, ctx.pool)])

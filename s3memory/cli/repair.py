@@ -48,6 +48,11 @@ def run_repair(args: argparse.Namespace) -> int:
             return EXIT_OK
         recovery = changes.recover()
     say(f"completed {recovery.done} interrupted change(s) for agent {args.agent}")
+    if recovery.stale:
+        # A record whose files are not in the versions it lists: replayed from version history
+        # (a bucket writer needs no key for that) or overtaken by later writes.
+        say(f"abandoned {count(recovery.stale, 'stale intent record')}: the files it names are not in the "
+            "versions it lists (replayed, or changed since); those files were left where they are")  # fmt: skip
     for stuck in recovery.stuck:
         advice = "run repair again" if stuck.transient else "fix the cause and run repair again, or --abandon"
         say(f"not completed: {_describe(stuck.intent)} ({stuck.error.code}); {advice}")

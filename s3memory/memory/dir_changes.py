@@ -12,6 +12,9 @@ listed with. Then:
   the version that was copied (ETag-conditioned `DeleteObjects`);
 - delete: the listed keys are deleted in batches of 1,000, each only in its listed version.
 
+A stored record acts only on sources in the versions (ETags) it lists: an old record put back
+from version history (no key needed) is *stale*, moves nothing, and is abandoned.
+
 Finally the record is deleted (If-Match its own ETag). An interrupted operation is always
 *rolled forward*: `recover()` replays every record it finds with the same idempotent steps, so
 a crash at any S3 call leaves every file readable at its old or new path, and the next tool
@@ -58,13 +61,13 @@ from s3memory.storage.vault import Vault
 
 from . import outcomes
 from .explain import REPORTED
-from .intents import INTENTS, Claim, Intent, Record, Recovery, Stuck, record_name, stored_records
+from .intents import INTENTS, Claim, Intent, Record, Recovery, Stuck, record_name, still_listed, stored_records
 from .outcomes import Verdict
 
 log = logging.getLogger("s3memory")
 _MOVE_ATTEMPTS = 3
 _CLAIM_ATTEMPTS = 5
-MoveState = Literal["gone", "moved", "kept", "unreadable", "refused"]
+MoveState = Literal["gone", "moved", "kept", "unreadable", "refused", "changed"]
 
 
 @dataclass
@@ -72,6 +75,7 @@ class _Outcome:
     found: int = 0  # listed sources that still existed when the operation reached them
     unreadable: list[MemoryPath] = field(default_factory=list)  # sources left in place: failed authentication
     refused: list[str] = field(default_factory=list)  # codes of items S3 refused for good (sources left in place)
+    changed: int = 0  # bound: sources that exist in another version than the record names (left in place)
 
 
 class DirectoryChanges:
@@ -85,7 +89,7 @@ class DirectoryChanges:
     def rename_dir(self, src: MemoryPath, dst: MemoryPath, listing: Sequence[ObjectInfo]) -> bool:
         """Rename; False: done, but its record may be left for the next command's recovery to release."""
         intent = Intent("rename", src, dst, self._items(src, listing))
-        for source in self._sources(intent):  # every new key must be storable before anything is written
+        for source, _ in self._sources(intent):  # every new key must be storable before anything is written
             self.vault.space.parse(source.rebase(src, dst).display)
         claim = self._claim(intent)
         outcome = self._apply(intent)
@@ -126,14 +130,17 @@ class DirectoryChanges:
         report = Recovery(unreadable=unreadable)
         for record in records:
             try:
-                self._apply(record.intent)
+                outcome = self._apply(record.intent, bound=True)
                 self._release(record.claim)
             except (StorageError, KeyUnavailable) as err:
                 # In the log of a tool; `s3memory repair` says it in its report (Stuck) instead.
                 log.warning("s3memory: an interrupted change could not be completed (%s)", err.code, extra=REPORTED)
                 report.stuck.append(Stuck(record.intent, err))
                 continue
-            report.done += 1
+            if outcome.changed:  # replayed from version history, or overtaken by later writes
+                log.warning("s3memory: a stale intent record was abandoned (IntentStale)", extra=REPORTED)
+            report.stale += bool(outcome.changed)
+            report.done += not outcome.changed
         return report
 
     def pending(self) -> list[Record]:
@@ -184,7 +191,8 @@ class DirectoryChanges:
                 # either way this record describes exactly what we are about to do.
                 return Claim(record, etag)
             log.info("s3memory: completing a concurrent change of the same directory first")
-            self._apply(other)
+            if self._apply(other, bound=True).changed:
+                log.warning("s3memory: a stale intent record was abandoned (IntentStale)", extra=REPORTED)
             self._release(Claim(record, etag))
         raise ConditionalConflict("ConditionalRequestConflict", "PutObject")
 
@@ -209,23 +217,29 @@ class DirectoryChanges:
             self.vault.store.delete(self.vault.key(claim.record), if_match=claim.etag)
 
     # -- the steps (idempotent) --
-    def _apply(self, intent: Intent) -> _Outcome:
+    def _apply(self, intent: Intent, *, bound: bool = False) -> _Outcome:
+        """Do (or complete) `intent`. `bound` (a stored record): act only on sources still in the
+        version (ETag) it lists; any other is left alone and counted in `changed` (a stale record)."""
         src_prefix = self.vault.dir_prefix(intent.src)
         if intent.op == "delete":
-            refused = self.delete_keys([(src_prefix + rel, etag) for rel, etag in intent.items])
-            return _Outcome(found=len(intent.items), refused=refused)
+            items = [(src_prefix + rel, etag) for rel, etag in intent.items]
+            items, changed = still_listed(self.vault, src_prefix, items) if bound else (items, 0)
+            return _Outcome(found=len(intent.items), refused=self.delete_keys(items), changed=changed)
         assert intent.dst is not None
         dst = intent.dst
         # Zero-byte "folder" markers (keys ending in "/") hold nothing: they are dropped with the sources.
         markers = [(src_prefix + rel, etag) for rel, etag in intent.items if rel.endswith("/")]
-        moves = [(source, source.rebase(intent.src, dst)) for source in self._sources(intent)]
+        moves = [(source, source.rebase(intent.src, dst), listed if bound else None)
+                 for source, listed in self._sources(intent)]  # fmt: skip
         results = run_all(self.executor, lambda m: self._ensure_copied(*m), moves)
         outcome = _Outcome(found=len(markers))
         deletable = list(markers)
-        for (source, _), (state, etag) in zip(moves, results, strict=True):
+        for (source, _, _), (state, etag) in zip(moves, results, strict=True):
             if state != "gone":
                 outcome.found += 1
-            if state == "moved":
+            if state == "changed":
+                outcome.changed += 1
+            elif state == "moved":
                 deletable.append((self.vault.key(source), etag))
             elif state == "unreadable":
                 outcome.unreadable.append(source)
@@ -234,14 +248,14 @@ class DirectoryChanges:
         outcome.refused += self.delete_keys(deletable)
         return outcome
 
-    def _sources(self, intent: Intent) -> list[MemoryPath]:
-        """The files an intent lists, by path (keys that are not a file of this agent are skipped)."""
-        found: list[MemoryPath] = []
-        for rel, _ in intent.items:
+    def _sources(self, intent: Intent) -> list[tuple[MemoryPath, str]]:
+        """The files an intent lists, by path, with their listed ETags (other keys are skipped)."""
+        found: list[tuple[MemoryPath, str]] = []
+        for rel, etag in intent.items:
             if _is_file_key(rel):
                 names = self.vault.space.below(intent.src, tuple(rel.split("/")))
                 if names is not None:
-                    found.append(MemoryPath(intent.src.segments + names))
+                    found.append((MemoryPath(intent.src.segments + names), etag))
         return found
 
     def delete_keys(self, items: list[tuple[str, str]]) -> list[str]:
@@ -257,9 +271,10 @@ class DirectoryChanges:
             raise retry[0]
         return sorted(e.code for e in errors)
 
-    def _ensure_copied(self, src: MemoryPath, dst: MemoryPath) -> tuple[MoveState, str]:
+    def _ensure_copied(self, src: MemoryPath, dst: MemoryPath, listed: str | None) -> tuple[MoveState, str]:
         """Make `dst` hold `src`'s text; return what happened and the source ETag that may be deleted.
 
+        "changed": not in the version `listed` (a stored record's ETag; None: no check); it stays.
         "gone": the source no longer exists (moved before). "kept": the destination exists with
         other content, which this operation did not write, so the source stays and nothing is
         lost. "unreadable": the source fails authentication and cannot be re-encrypted; it stays.
@@ -271,6 +286,8 @@ class DirectoryChanges:
                 return "gone", ""
             except IntegrityError:
                 return "unreadable", ""
+            if listed is not None and etag != listed:
+                return "changed", ""
             try:
                 with attributed("rename", source=src.display):
                     self.vault.write(dst, text, if_none_match=True)

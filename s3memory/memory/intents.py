@@ -93,6 +93,14 @@ def stored_records(vault: Vault) -> tuple[list[Record], int]:
     return records, unreadable
 
 
+def still_listed(vault: Vault, prefix: str, items: list[tuple[str, str]]) -> tuple[list[tuple[str, str]], int]:
+    """The (key, ETag) items still in their listed versions (one LIST of `prefix`), and how many
+    exist in another version: those are not a stored record's to delete (it is stale)."""
+    now = {obj.key: obj.etag for obj in vault.store.list_all(prefix)}
+    changed = sum(key in now and now[key] != etag for key, etag in items)
+    return [(key, etag) for key, etag in items if now.get(key) == etag], changed
+
+
 @dataclass(frozen=True)
 class Stuck:
     """An interrupted change that could not be completed now: the paths it covers wait for it."""
@@ -115,3 +123,4 @@ class Recovery:
     done: int = 0  # changes completed (or released)
     stuck: list[Stuck] = field(default_factory=list)
     unreadable: int = 0  # records that failed authentication (left in place, never block)
+    stale: int = 0  # records abandoned: a file they name is there in another version (replayed or overtaken)
