@@ -22,7 +22,10 @@ body: the mode) with its entry `names.{seq:08d}.{mode}`. The highest seq is in f
 and `to-encrypted` mean a migration is under way. A claim without its entry (its writer stopped
 in between) is read, as a branch key claim is.
 
-The active branch key is the highest generation that has a claim. A branch key is secret only
+The active branch key is the highest generation of the unbroken run of claims from 1: rotation
+only ever creates the generation after the active one, so a claim after a missing generation (a
+gap, e.g. a stolen agent credential claiming generation 99999999) was made by no tool or operator
+and is never active; `verify` reports it. A branch key is secret only
 in its wrapped form; the wrap (KMS with the encryption context {agent, branch id}, or AES-GCM
 under a local master key with the same binding) is what authenticates it.
 """
@@ -277,8 +280,33 @@ class Ring:
 
     @property
     def active_generation(self) -> int:
-        """The highest claimed generation; 0 when the agent has no branch key yet."""
-        return max(self.claims, default=0)
+        """The highest generation of the unbroken run of claims from 1; 0 when the agent has no
+        branch key yet. A claim after a missing generation is never active (see `out_of_sequence`)."""
+        generation = 0
+        while generation + 1 in self.claims:
+            generation += 1
+        return generation
+
+    @property
+    def out_of_sequence(self) -> list[int]:
+        """Claimed generations after a missing one, lowest first: rotation never makes a gap (it
+        creates the generation after the active one), so no tool or operator created these."""
+        active = self.active_generation
+        return sorted(g for g in self.claims if g > active)
+
+    def next_generation(self) -> tuple[int, str]:
+        """(the generation a rotation creates, "") or (0, why it cannot): creating the generation
+        after the active one must not join a claim made out of sequence to the run (that claim
+        would become active), and generations end at `MAX_GENERATION`."""
+        generation = self.active_generation + 1
+        if generation > MAX_GENERATION:
+            return 0, f"the branch key generations are used up ({MAX_GENERATION})"
+        if generation + 1 in self.claims:
+            return 0, (
+                f"generation {generation + 1} was claimed out of sequence, and creating generation "
+                f"{generation} would make that key active; the active key is unchanged"
+            )
+        return generation, ""
 
     def indexed(self, generation: int) -> list[BranchRecord]:
         """The index records of a claimed generation (normally one; none if its writer stopped

@@ -44,6 +44,14 @@ log = logging.getLogger("s3memory")
 ROTATION_RETRY_SECONDS = 300.0
 
 
+class RotationRefused(KeyUnavailable):
+    """`rotate` cannot make a new key active; `why` says exactly why (no key, no secret in it)."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__("OutOfSequenceClaim")
+        self.why = why
+
+
 @dataclass(frozen=True)
 class Rotation:
     previous: BranchRecord | None
@@ -210,13 +218,18 @@ class Keystore(NameModeRecords):
             ring = self.ring()
             record = self._usable(ring)
             if record is None:
+                if not ring.next_generation()[0]:  # generation 1 would make a claim out of sequence active
+                    raise KeyUnavailable("OutOfSequenceClaim")
                 record, created = self._create(1)
                 if not created and self._before_write is not None:
                     self._before_write(self.ring())  # another tool started the agent: perhaps in the other mode
                 return self._key(record)
             if self._due(record):
+                generation = ring.next_generation()[0]
                 try:
-                    record = self._create(ring.active_generation + 1)[0]
+                    if not generation:
+                        raise KeyUnavailable("OutOfSequenceClaim")
+                    record = self._create(generation)[0]
                 except (StorageError, KeyUnavailable) as err:
                     self._rotation_failed_at = time.monotonic()
                     log.warning(
@@ -239,11 +252,15 @@ class Keystore(NameModeRecords):
         return record.due(self._clock(), self.rotation_seconds) and self._may_try_rotation()
 
     def rotate(self) -> Rotation:
-        """Make a new branch key active now (operator's `s3memory rotate`)."""
+        """Make a new branch key active now (operator's `s3memory rotate`): the generation after
+        the active one. `RotationRefused` (with the exact reason) if that cannot make a new key
+        active (`Ring.next_generation`)."""
         ring = self.ring(refresh=True)
-        generation = ring.active_generation
-        previous = self.record(ring, generation) if generation else None
-        active, created = self._create(generation + 1)
+        previous = self.record(ring, ring.active_generation) if ring.active_generation else None
+        generation, why = ring.next_generation()
+        if not generation:
+            raise RotationRefused(why)
+        active, created = self._create(generation)
         return Rotation(previous, active, created)
 
     def _may_try_rotation(self) -> bool:
