@@ -53,11 +53,20 @@ _INDEX = re.compile(r"([0-9]{8}-[0-9a-f]{16})\.(0|[1-9][0-9]{0,18})\.([a-z0-9-]{
 _PROVIDER = re.compile(r"[a-z0-9-]{1,64}")
 _NAMES = re.compile(r"names\.([0-9]{8})\.(plain|encrypted|to-plain|to-encrypted)")
 _NAMES_CLAIM = re.compile(r"names\.([0-9]{8})")
+_RETIRED = re.compile(r"retired\.([0-9]{8})")
 NAME_KEY_GENERATION = 0
 # Written first by `s3memory purge` and `shred` and deleted last: while it is listed, every
 # command of every tool answers that the agent is being erased (its keys may already be gone).
 ERASING = "erasing"
 NAME_STATES = ("plain", "encrypted", "to-plain", "to-encrypted")
+
+
+def retired_entry(generation: int) -> str:
+    """The keystore entry `s3memory retire` writes: every branch key up to `generation` is retired
+    (never read nor written again; the name key is not a branch key). The highest one counts."""
+    if not 1 <= generation <= MAX_GENERATION:
+        raise ValueError("retired generation out of range")
+    return f"retired.{generation:08d}"
 
 
 def new_name_key_id() -> str:
@@ -222,6 +231,7 @@ class Ring:
     mode_claims: set[int] = field(default_factory=set)  # seqs (2 and up) with a name mode claim
     shredded: bool = False  # `shred --keys-only` destroyed the agent's keys and left its note (SHREDDED)
     erasing: bool = False  # a purge or shred of the agent is under way (or was interrupted)
+    retired: int = 0  # branch keys up to this generation are retired (`retired_entry`)
 
     @classmethod
     def from_listing(cls, entries: Iterable[tuple[str, str]]) -> Ring:
@@ -238,6 +248,10 @@ class Ring:
                     ring.name_claimed = True
                 else:
                     ring.claims[int(name)] = etag
+                continue
+            retired = _RETIRED.fullmatch(name)
+            if retired is not None:
+                ring.retired = max(ring.retired, int(retired.group(1)))
                 continue
             mode = _NAMES.fullmatch(name)
             if mode is not None:
@@ -276,6 +290,7 @@ class Ring:
             set(self.mode_claims),
             self.shredded,
             self.erasing,
+            self.retired,
         )
 
     @property
@@ -299,6 +314,8 @@ class Ring:
         after the active one must not join a claim made out of sequence to the run (that claim
         would become active), and generations end at `MAX_GENERATION`."""
         generation = self.active_generation + 1
+        if generation <= self.retired:
+            return 0, f"branch keys up to generation {self.retired} are retired and generation {generation} is next"
         if generation > MAX_GENERATION:
             return 0, f"the branch key generations are used up ({MAX_GENERATION})"
         if generation + 1 in self.claims:

@@ -345,6 +345,13 @@ def integrity_failed(display: str) -> str:
     return f"Error: The file {display} failed its integrity check and cannot be read"
 
 
+def key_retired(display: str) -> str:
+    return (
+        f"Error: The file {display} cannot be read: the key it was encrypted with was retired by an operator. "
+        "Retrying will not help."
+    )
+
+
 def keys_destroyed(display: str) -> str:
     return (
         f"Error: The file {display} cannot be read: the keys it was encrypted with were destroyed. "

@@ -34,6 +34,7 @@ from s3memory.errors import (
     IntegrityError,
     InvalidPath,
     KeyMisconfigured,
+    KeyRetired,
     KeysDestroyed,
     KeyUnavailable,
     NamesMismatch,
@@ -78,6 +79,7 @@ _USE_ENCRYPTED = (
 _USE_PLAIN = (
     "set S3MEMORY_NAMES=plain (the default), or convert it with `s3memory migrate --agent ID --names encrypted`"
 )
+_RETIRED = "it is sealed under a retired branch key (s3memory retire); it is never read (reseal before retiring)"
 _DESTROYED = "its keys were destroyed (s3memory shred --keys-only); it can never be read again"
 _MIGRATE_AGAIN = "run `s3memory migrate --agent ID --names MODE` again to finish (it resumes where it stopped)"
 _ERASE_AGAIN = "run `s3memory shred --agent ID` (or `purge`) again to finish"
@@ -132,6 +134,11 @@ FAILURES: dict[type[S3MemoryError], Failure] = {
         model=lambda err, display, partial: fmt.keys_destroyed(display),
         cli=lambda err: _DESTROYED,
         report=lambda err: _DESTROYED,
+    ),
+    KeyRetired: Failure(
+        model=lambda err, display, partial: fmt.key_retired(display),
+        cli=lambda err: _RETIRED,
+        report=lambda err: _RETIRED,
     ),
     StorageError: Failure(_storage_model, cli=_s3_failed, report=_s3_failed),
     OutcomeUnknown: Failure(

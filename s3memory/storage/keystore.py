@@ -24,6 +24,7 @@ from s3memory.core.limits import DEFAULT_KEY_ROTATION_DAYS, WRITE_FENCE_SECONDS
 from s3memory.errors import (
     IntegrityError,
     KeyMisconfigured,
+    KeyRetired,
     KeysDestroyed,
     KeyUnavailable,
     NotFound,
@@ -161,6 +162,8 @@ class Keystore(NameModeRecords):
         ring = self.ring()
         if branch_id not in ring.records and generation not in ring.claims:
             ring = self.ring(refresh=True)  # perhaps newer than what this process has seen
+        if generation <= ring.retired:
+            raise KeyRetired()
         candidates = list(ring.records.get(branch_id, ()))
         if not candidates and generation in ring.claims:
             candidates = [r for r in [self.record(ring, generation)] if r.branch_id == branch_id]
@@ -212,7 +215,7 @@ class Keystore(NameModeRecords):
         if self._before_write is not None:
             self._before_write(ring)
         record = self._usable(ring)
-        if record is not None and not self._due(record):
+        if record is not None and not self._due(record) and record.generation > ring.retired:
             return self._key(record)
         with self._create_lock:  # threads of this tool create (or rotate to) one key, not one each
             ring = self.ring()
@@ -224,7 +227,12 @@ class Keystore(NameModeRecords):
                 if not created and self._before_write is not None:
                     self._before_write(self.ring())  # another tool started the agent: perhaps in the other mode
                 return self._key(record)
-            if self._due(record):
+            if record.generation <= ring.retired:  # a newer generation was deleted: never back to a retired key
+                generation = ring.next_generation()[0]
+                if not generation:
+                    raise KeyMisconfigured("BranchKeysRetired")
+                record = self._create(generation)[0]
+            elif self._due(record):
                 generation = ring.next_generation()[0]
                 try:
                     if not generation:
