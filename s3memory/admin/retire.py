@@ -2,8 +2,9 @@
 
 Rotation is not revocation: whoever holds an old branch key could still seal objects under it.
 `retire` writes the keystore entry `retired.N` (create-only; see `core.keyring.retired_entry`):
-every branch key up to generation N, the one before the active key, is then refused by every
-reader (`KeyRetired`) and never written under again, even if a newer generation is deleted.
+every branch key up to generation N, the one before the active key, and every key claimed out of
+sequence (after a missing generation, see `core.keyring`) are then refused by every reader
+(`KeyRetired`), and no writer goes back to one, even if a newer generation is deleted.
 It refuses while current objects are still sealed under those keys (run `reseal` first), so no
 current file becomes unreadable; older versions sealed under them are, and `verify` reports any
 object still sealed under a retired key.
@@ -43,7 +44,9 @@ def plan_retire(vault: Vault, pool: Pool) -> RetirePlan:
     if ring.active_generation - 1 <= ring.retired:
         return plan
     plan.generation = ring.active_generation - 1
-    plan.keys = [keystore.record(ring, g).branch_id for g in range(ring.retired + 1, plan.generation + 1)]
+    stray = ring.out_of_sequence  # never active; refused for reading too once a retirement exists
+    retiring = [*range(ring.retired + 1, plan.generation + 1), *([] if ring.retired else stray)]
+    plan.keys = [keystore.record(ring, g).branch_id for g in retiring]
     space = vault.names.resolved()
     keys = [o.key for o in vault.store.list_all(vault.root) if not is_folder_marker(o) and not space.is_keystore(o.key)]
     for key, future in pool.completed(vault.store.head, keys):
@@ -55,7 +58,7 @@ def plan_retire(vault: Vault, pool: Pool) -> RetirePlan:
         except (StorageError, IntegrityError, KeyUnavailable, CommandError) as err:
             plan.problems.append(Problem(vault.agent_id, space.shown(key), for_report(err)))
             continue
-        if header.version == 2 and keyring.generation_of(header.branch_id) <= plan.generation:
+        if header.version == 2 and keyring.generation_of(header.branch_id) in retiring:
             plan.sealed += 1
     plan.problems.sort()
     return plan

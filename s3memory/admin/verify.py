@@ -117,8 +117,10 @@ def _out_of_sequence(agent: str, ring: Ring, records: list[BranchRecord], report
     report.problems.append(Problem(agent, "keystore", why + " and never used to write"))
     for record in records:
         if record.generation in stray:
-            why = ("claimed out of sequence: no tool or operator created it, and it is never used to write; "
-                   "objects sealed under it are still read (reseal moves them to the active key)")  # fmt: skip
+            why = (
+                "claimed out of sequence: no tool or operator created it, and it is never used to write; "
+                "objects sealed under it are read until s3memory retire (reseal moves them to the active key)"
+            )
             report.problems.append(Problem(agent, f"branch key {record.branch_id}", why))
 
 

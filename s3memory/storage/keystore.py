@@ -162,8 +162,8 @@ class Keystore(NameModeRecords):
         ring = self.ring()
         if branch_id not in ring.records and generation not in ring.claims:
             ring = self.ring(refresh=True)  # perhaps newer than what this process has seen
-        if generation <= ring.retired:
-            raise KeyRetired()
+        if generation <= ring.retired or (ring.retired and generation > ring.active_generation):
+            raise KeyRetired()  # retired, or claimed out of sequence and `retire` has run
         candidates = list(ring.records.get(branch_id, ()))
         if not candidates and generation in ring.claims:
             candidates = [r for r in [self.record(ring, generation)] if r.branch_id == branch_id]

@@ -90,3 +90,21 @@ def test_a_deleted_newer_generation_never_sends_writes_back_to_a_retired_key(
     assert keyring.generation_of(written) == 2  # a new key, not generation 1 again
     assert written != second
     assert re.fullmatch(r"00000002-[0-9a-f]{16}", written)
+
+
+def test_retire_also_retires_keys_claimed_out_of_sequence(capsys: Any, env: Any, make_tool: Any) -> None:
+    from tests.cli.test_cli_key_sequence import plant
+
+    ok(make_tool("ann"), command="create", path="/memories/a.md", file_text="a")
+    first = header(env, ANN + "a.md").branch_id
+    stray = plant(env, 99999999)  # a stolen agent credential's key
+    assert run(capsys, "rotate", "--agent", "ann")[0] == 0
+    assert run(capsys, "reseal", "--yes", "--agent", "ann")[0] == 0
+    code, out, _ = run(capsys, "retire", "--yes", "--agent", "ann", "--json")
+    assert code == 0
+    report = json.loads(out)
+    assert (report["generation"], report["keys"], report["sealed"], report["retired"]) == (1, [first, stray], 0, True)
+    obj = env.get_object(Bucket=BUCKET, Key=ANN + "a.md")  # an object naming the planted key
+    metadata = dict(obj["Metadata"], **{"s3m-bk": stray})
+    env.put_object(Bucket=BUCKET, Key=ANN + "a.md", Body=obj["Body"].read(), Metadata=metadata)
+    assert err(make_tool("ann"), command="view", path="/memories/a.md") == RETIRED
