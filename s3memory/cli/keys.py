@@ -127,7 +127,7 @@ def run_rotate(args: argparse.Namespace) -> int:
         from s3memory.admin.plans import plan_keys
 
         with connect(args, keys=False) as ctx:
-            plans, problems = plan_keys(_keystores(ctx, ctx.agent_ids(args.agent)))
+            plans, problems = plan_keys(_keystores(ctx, ctx.agent_ids(args.agent)), rotation=True)
         for plan in plans:
             was = f" (now {plan.active})" if plan.active else " (its first)"
             say(f"{plan.agent}: would make branch key generation {plan.generation + 1} active{was}")

@@ -107,3 +107,15 @@ def test_rotate_refuses_to_fill_a_gap_that_would_make_a_planted_key_active(
 def _names(s3: Any) -> list[str]:
     resp = s3.list_objects_v2(Bucket=BUCKET, Prefix=KEYS)
     return [o["Key"] for o in resp.get("Contents", [])]
+
+
+def test_rotate_dry_run_says_what_the_real_run_refuses(capsys: Any, env: Any, make_tool: Any) -> None:
+    ok(make_tool("ann"), command="create", path="/memories/a.md", file_text="a")
+    plant(env, 3)
+    code, out, _ = run(capsys, "rotate", "--agent", "ann", "--dry-run")
+    assert (code, out) == (
+        1,
+        "failed: ann:keystore: not rotated: generation 3 was claimed out of sequence, and creating generation 2 "
+        "would make that key active; the active key is unchanged\n"
+        "would rotate 0 agents; nothing was changed (--dry-run); 1 failed\n",
+    )
