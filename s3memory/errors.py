@@ -186,3 +186,11 @@ class ActiveKeyIntegrity(IntegrityError):
 
     def __init__(self) -> None:
         S3MemoryError.__init__(self, "the active branch key failed its integrity check")
+
+
+class KeyRetired(IntegrityError):
+    """The object is sealed under a branch key `s3memory retire` retired (the keystore's
+    `retired.N` entry): never read again. Worded apart from tampering; still unreadable."""
+
+    def __init__(self) -> None:
+        S3MemoryError.__init__(self, "the key of this object was retired")

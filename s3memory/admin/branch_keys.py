@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from s3memory.core.keyring import NAME_KEY_GENERATION, BranchRecord, Ring, claim_name
 from s3memory.errors import IntegrityError, KeyMisconfigured, KeyUnavailable, StorageError
 from s3memory.memory.explain import for_report
-from s3memory.storage.keystore import Keystore, Rotation
+from s3memory.storage.keystore import Keystore, Rotation, RotationRefused
 from s3memory.storage.kms import KmsKeys
 
 from .common import Problem, Tracker
@@ -34,6 +34,8 @@ def rotate(keystores: Sequence[Keystore], tracker: Tracker) -> tuple[list[tuple[
     for keystore in keystores:
         try:
             done.append((keystore.agent_id, keystore.rotate()))
+        except RotationRefused as err:
+            problems.append(Problem(keystore.agent_id, "keystore", f"not rotated: {err.why}"))
         except (StorageError, KeyUnavailable, IntegrityError) as err:
             if isinstance(err, KeyMisconfigured):
                 raise

@@ -118,8 +118,9 @@ class KeysPlan:
     name_keys: int  # 1 for an agent with encrypted names (its name key), else 0
 
 
-def plan_keys(keystores: Sequence[Keystore]) -> tuple[list[KeysPlan], list[Problem]]:
-    """Each agent's branch keys as `rotate` and `rewrap` would find them (one LIST per keystore)."""
+def plan_keys(keystores: Sequence[Keystore], *, rotation: bool = False) -> tuple[list[KeysPlan], list[Problem]]:
+    """Each agent's branch keys as `rotate` and `rewrap` would find them (one LIST per keystore).
+    `rotation`: an agent whose rotation `rotate` would refuse is a problem (with its reason)."""
     plans: list[KeysPlan] = []
     problems: list[Problem] = []
     for keystore in keystores:
@@ -128,6 +129,10 @@ def plan_keys(keystores: Sequence[Keystore]) -> tuple[list[KeysPlan], list[Probl
             active = active_branch(keystore, ring)
         except (StorageError, KeyUnavailable, IntegrityError) as err:
             problems.append(Problem(keystore.agent_id, "keystore", for_report(err)))
+            continue
+        why = ring.next_generation()[1] if rotation else ""
+        if why:  # `rotate` would refuse it
+            problems.append(Problem(keystore.agent_id, "keystore", f"not rotated: {why}"))
             continue
         claims = [g for g in ring.claims if g != NAME_KEY_GENERATION]
         plans.append(KeysPlan(keystore.agent_id, active, ring.active_generation, len(claims), int(ring.name_claimed)))

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from s3memory.core.envelope import Header
-from s3memory.core.keyring import NAME_KEY_GENERATION
+from s3memory.core.keyring import NAME_KEY_GENERATION, BranchRecord, Ring
 from s3memory.errors import (
     CONFIGURATION,
     CommandError,
@@ -77,9 +77,9 @@ def _verify_one(item: _Item) -> tuple[int, Header]:
     return size, Header.from_metadata(obj.metadata)
 
 
-def _keystore(vault: Vault, report: VerifyReport) -> list[str]:
-    """The agent's branch key ids, oldest first, after unwrapping each and its name key (a
-    failure is a problem)."""
+def _keystore(vault: Vault, report: VerifyReport) -> tuple[list[str], str]:
+    """The agent's branch key ids, oldest first, and the active one's, after unwrapping each and
+    its name key (a failure is a problem; so is a claim out of sequence)."""
     try:
         records = vault.keystore.records()
         ring = vault.keystore.ring()
@@ -87,7 +87,8 @@ def _keystore(vault: Vault, report: VerifyReport) -> list[str]:
         state = vault.keystore.names_state(ring)
     except (StorageError, KeyUnavailable, IntegrityError) as err:
         report.problems.append(Problem(vault.agent_id, "keystore", for_report(err)))
-        return []
+        return [], ""
+    _out_of_sequence(vault.agent_id, ring, records, report)
     for record in records:
         try:
             vault.keystore.unwrap(record)
@@ -101,7 +102,26 @@ def _keystore(vault: Vault, report: VerifyReport) -> list[str]:
         else:
             mode = "plain" if state is None else state[1]
             report.name_keys.append(NameKey(vault.agent_id, named.branch_id, mode))
-    return [r.branch_id for r in records]
+    active = [r.branch_id for r in records if r.generation == ring.active_generation]
+    return [r.branch_id for r in records], active[0] if active else ""
+
+
+def _out_of_sequence(agent: str, ring: Ring, records: list[BranchRecord], report: VerifyReport) -> None:
+    """Report a missing generation and each claim after it: rotation never skips one, so no tool
+    or operator created those keys (e.g. a stolen agent credential); they are never active."""
+    stray = ring.out_of_sequence
+    if not stray:
+        return
+    missing = ring.active_generation + 1
+    why = f"branch key generation {missing} is missing; the claims after it ({len(stray)}) are out of sequence"
+    report.problems.append(Problem(agent, "keystore", why + " and never used to write"))
+    for record in records:
+        if record.generation in stray:
+            why = (
+                "claimed out of sequence: no tool or operator created it, and it is never used to write; "
+                "objects sealed under it are read until s3memory retire (reseal moves them to the active key)"
+            )
+            report.problems.append(Problem(agent, f"branch key {record.branch_id}", why))
 
 
 def _names(vault: Vault, report: VerifyReport) -> AgentKeyspace | None:
@@ -149,8 +169,8 @@ def verify(vaults: Sequence[Vault], pool: Pool, tracker: Tracker) -> VerifyRepor
         if header.branch_id:
             references[(vault.agent_id, header.branch_id)] += 1
         tracker.advance(size)
-    for agent, ids in known.items():
-        report.branch_keys += [BranchUse(agent, bid, bid == ids[-1], references[(agent, bid)]) for bid in ids]
+    for agent, (ids, active) in known.items():
+        report.branch_keys += [BranchUse(agent, bid, bid == active, references[(agent, bid)]) for bid in ids]
     report.branch_keys.sort()
     report.name_keys.sort()
     report.problems.sort()

@@ -127,7 +127,7 @@ def run_rotate(args: argparse.Namespace) -> int:
         from s3memory.admin.plans import plan_keys
 
         with connect(args, keys=False) as ctx:
-            plans, problems = plan_keys(_keystores(ctx, ctx.agent_ids(args.agent)))
+            plans, problems = plan_keys(_keystores(ctx, ctx.agent_ids(args.agent)), rotation=True)
         for plan in plans:
             was = f" (now {plan.active})" if plan.active else " (its first)"
             say(f"{plan.agent}: would make branch key generation {plan.generation + 1} active{was}")
@@ -183,3 +183,33 @@ def run_reseal(args: argparse.Namespace) -> int:
         emit_json({"agent": args.agent, "resealed": report.resealed, "already": report.already,
                    "active": report.active, "problems": problems_json(report.problems)})  # fmt: skip
     return EXIT_FAILED if report.problems else EXIT_OK
+
+
+def run_retire(args: argparse.Namespace) -> int:
+    from s3memory.admin.retire import plan_retire, retire
+
+    can_confirm(args, "retire")
+    with connect(args) as ctx:
+        ctx.require(args.agent)
+        if args.dry_run:
+            plan = plan_retire(ctx.vault(args.agent), ctx.pool)
+        else:
+            confirm(args, "retire", f"This retires every branch key of agent {args.agent} older than its active one: "
+                    "objects (older versions included) still sealed under them can never be read again.",
+                    nothing="changed")  # fmt: skip
+            plan = retire(ctx.writing_vault(args.agent), ctx.pool)
+    print_problems(plan.problems)
+    keys = f"{count(len(plan.keys), 'branch key')} of agent {args.agent} (up to generation {plan.generation})"
+    if not plan.generation:
+        line = f"nothing to retire: agent {args.agent} has no branch key older than its active one still in use"
+    elif args.dry_run:
+        line = f"would retire {keys}; {count(plan.sealed, 'current object')} still sealed under them"
+    else:
+        line = f"retired {keys}" if plan.retired else f"did not retire {keys}"
+    if args.dry_run:
+        line += "; nothing was changed (--dry-run)"
+    print_summary(line + failed_suffix(plan.problems))
+    if args.json:
+        emit_json({"agent": args.agent, "generation": plan.generation, "keys": plan.keys, "sealed": plan.sealed,
+                   "retired": plan.retired, "problems": problems_json(plan.problems)})  # fmt: skip
+    return EXIT_FAILED if plan.problems else EXIT_OK

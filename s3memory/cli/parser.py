@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "rewrap": ("keys", "run_rewrap"),
     "rotate": ("keys", "run_rotate"),
     "reseal": ("keys", "run_reseal"),
+    "retire": ("keys", "run_retire"),
     "migrate": ("migrate", "run_migrate"),
     "shred": ("erase", "run_shred"),
     "history": ("history", "run_history"),
@@ -46,7 +47,10 @@ def _error(message: str) -> None:
 
 # The commands whose --json is added after their other options (ls, agents, verify, history and
 # doctor have theirs already); each prints one JSON document, its schema in docs/cli.md.
-REPORTS = ("export", "import", "purge", "shred", "prune", "rewrap", "rotate", "reseal", "migrate", "restore", "redact")
+REPORTS = (
+    "export", "import", "purge", "shred", "prune", "rewrap", "rotate", "reseal", "retire", "migrate", "restore",
+    "redact",
+)  # fmt: skip
 
 _CONNECTION_HELP = """Flags override the S3MEMORY_* environment variables. Set the bucket and exactly one key
 source (agents, purge, prune, shred and rewrap need none); prefer S3MEMORY_LOCAL_KEY to --local-key,
@@ -215,6 +219,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--agent", type=_agent_id, required=True, help="agent id")
     p.add_argument("--yes", action="store_true", help="do not ask for the agent id to be typed again")
     p.add_argument("--dry-run", action="store_true", help="count the objects it would reseal; change nothing")
+
+    p = _command(sub, "retire", "make an agent's branch keys older than the active one unusable (after reseal)",
+                 "s3memory retire --agent support-agent-1", ok_failed, [conn, bulk])  # fmt: skip
+    p.add_argument("--agent", type=_agent_id, required=True, help="agent id")
+    p.add_argument("--yes", action="store_true", help="do not ask for the agent id to be typed again")
+    p.add_argument("--dry-run", action="store_true", help="list the keys it would retire; change nothing")
 
     p = _command(sub, "migrate", "convert an agent's file names to encrypted or plain (resumable, conditional)",
                  "s3memory migrate --agent support-agent-1 --names encrypted", ok_failed, [conn, bulk])  # fmt: skip

@@ -22,7 +22,10 @@ body: the mode) with its entry `names.{seq:08d}.{mode}`. The highest seq is in f
 and `to-encrypted` mean a migration is under way. A claim without its entry (its writer stopped
 in between) is read, as a branch key claim is.
 
-The active branch key is the highest generation that has a claim. A branch key is secret only
+The active branch key is the highest generation of the unbroken run of claims from 1: rotation
+only ever creates the generation after the active one, so a claim after a missing generation (a
+gap, e.g. a stolen agent credential claiming generation 99999999) was made by no tool or operator
+and is never active; `verify` reports it. A branch key is secret only
 in its wrapped form; the wrap (KMS with the encryption context {agent, branch id}, or AES-GCM
 under a local master key with the same binding) is what authenticates it.
 """
@@ -50,11 +53,20 @@ _INDEX = re.compile(r"([0-9]{8}-[0-9a-f]{16})\.(0|[1-9][0-9]{0,18})\.([a-z0-9-]{
 _PROVIDER = re.compile(r"[a-z0-9-]{1,64}")
 _NAMES = re.compile(r"names\.([0-9]{8})\.(plain|encrypted|to-plain|to-encrypted)")
 _NAMES_CLAIM = re.compile(r"names\.([0-9]{8})")
+_RETIRED = re.compile(r"retired\.([0-9]{8})")
 NAME_KEY_GENERATION = 0
 # Written first by `s3memory purge` and `shred` and deleted last: while it is listed, every
 # command of every tool answers that the agent is being erased (its keys may already be gone).
 ERASING = "erasing"
 NAME_STATES = ("plain", "encrypted", "to-plain", "to-encrypted")
+
+
+def retired_entry(generation: int) -> str:
+    """The keystore entry `s3memory retire` writes: every branch key up to `generation` is retired
+    (never read nor written again; the name key is not a branch key). The highest one counts."""
+    if not 1 <= generation <= MAX_GENERATION:
+        raise ValueError("retired generation out of range")
+    return f"retired.{generation:08d}"
 
 
 def new_name_key_id() -> str:
@@ -219,6 +231,7 @@ class Ring:
     mode_claims: set[int] = field(default_factory=set)  # seqs (2 and up) with a name mode claim
     shredded: bool = False  # `shred --keys-only` destroyed the agent's keys and left its note (SHREDDED)
     erasing: bool = False  # a purge or shred of the agent is under way (or was interrupted)
+    retired: int = 0  # branch keys up to this generation are retired (`retired_entry`)
 
     @classmethod
     def from_listing(cls, entries: Iterable[tuple[str, str]]) -> Ring:
@@ -235,6 +248,10 @@ class Ring:
                     ring.name_claimed = True
                 else:
                     ring.claims[int(name)] = etag
+                continue
+            retired = _RETIRED.fullmatch(name)
+            if retired is not None:
+                ring.retired = max(ring.retired, int(retired.group(1)))
                 continue
             mode = _NAMES.fullmatch(name)
             if mode is not None:
@@ -273,12 +290,40 @@ class Ring:
             set(self.mode_claims),
             self.shredded,
             self.erasing,
+            self.retired,
         )
 
     @property
     def active_generation(self) -> int:
-        """The highest claimed generation; 0 when the agent has no branch key yet."""
-        return max(self.claims, default=0)
+        """The highest generation of the unbroken run of claims from 1; 0 when the agent has no
+        branch key yet. A claim after a missing generation is never active (see `out_of_sequence`)."""
+        generation = 0
+        while generation + 1 in self.claims:
+            generation += 1
+        return generation
+
+    @property
+    def out_of_sequence(self) -> list[int]:
+        """Claimed generations after a missing one, lowest first: rotation never makes a gap (it
+        creates the generation after the active one), so no tool or operator created these."""
+        active = self.active_generation
+        return sorted(g for g in self.claims if g > active)
+
+    def next_generation(self) -> tuple[int, str]:
+        """(the generation a rotation creates, "") or (0, why it cannot): creating the generation
+        after the active one must not join a claim made out of sequence to the run (that claim
+        would become active), and generations end at `MAX_GENERATION`."""
+        generation = self.active_generation + 1
+        if generation <= self.retired:
+            return 0, f"branch keys up to generation {self.retired} are retired and generation {generation} is next"
+        if generation > MAX_GENERATION:
+            return 0, f"the branch key generations are used up ({MAX_GENERATION})"
+        if generation + 1 in self.claims:
+            return 0, (
+                f"generation {generation + 1} was claimed out of sequence, and creating generation "
+                f"{generation} would make that key active; the active key is unchanged"
+            )
+        return generation, ""
 
     def indexed(self, generation: int) -> list[BranchRecord]:
         """The index records of a claimed generation (normally one; none if its writer stopped

@@ -106,6 +106,13 @@ def active_key_integrity(display: str) -> str:
     )
 
 
+def key_retired(display: str) -> str:
+    return (
+        f"Error: The file {display} cannot be read: the key it was encrypted with was retired by an operator. "
+        "Retrying will not help."
+    )
+
+
 def keys_destroyed(display: str) -> str:
     return (
         f"Error: The file {display} cannot be read: the keys it was encrypted with were destroyed. "

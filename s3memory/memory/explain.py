@@ -35,6 +35,7 @@ from s3memory.errors import (
     IntegrityError,
     InvalidPath,
     KeyMisconfigured,
+    KeyRetired,
     KeysDestroyed,
     KeyUnavailable,
     NamesMismatch,
@@ -81,6 +82,7 @@ _USE_PLAIN = (
     "already, objects a bucket writer planted under it can make it look plain: check it with "
     "`s3memory verify --agent ID` first"
 )
+_RETIRED = "it is sealed under a retired branch key (s3memory retire); it is never read (reseal before retiring)"
 _DESTROYED = "its keys were destroyed (s3memory shred --keys-only); it can never be read again"
 _MIGRATE_AGAIN = "run `s3memory migrate --agent ID --names MODE` again to finish (it resumes where it stopped)"
 _ERASE_AGAIN = "run `s3memory shred --agent ID` (or `purge`) again to finish"
@@ -145,6 +147,11 @@ FAILURES: dict[type[S3MemoryError], Failure] = {
         model=lambda err, display, partial: operational.keys_destroyed(display),
         cli=lambda err: _DESTROYED,
         report=lambda err: _DESTROYED,
+    ),
+    KeyRetired: Failure(
+        model=lambda err, display, partial: operational.key_retired(display),
+        cli=lambda err: _RETIRED,
+        report=lambda err: _RETIRED,
     ),
     StorageError: Failure(_storage_model, cli=_s3_failed, report=_s3_failed),
     OutcomeUnknown: Failure(

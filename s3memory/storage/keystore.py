@@ -24,6 +24,7 @@ from s3memory.core.limits import DEFAULT_KEY_ROTATION_DAYS, WRITE_FENCE_SECONDS
 from s3memory.errors import (
     IntegrityError,
     KeyMisconfigured,
+    KeyRetired,
     KeysDestroyed,
     KeyUnavailable,
     NotFound,
@@ -42,6 +43,14 @@ log = logging.getLogger("s3memory")
 # After a scheduled rotation failed (e.g. the role may not create keys), wait this long before
 # trying again, so a failing rotation never costs a KMS call per command.
 ROTATION_RETRY_SECONDS = 300.0
+
+
+class RotationRefused(KeyUnavailable):
+    """`rotate` cannot make a new key active; `why` says exactly why (no key, no secret in it)."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__("OutOfSequenceClaim")
+        self.why = why
 
 
 @dataclass(frozen=True)
@@ -153,6 +162,8 @@ class Keystore(NameModeRecords):
         ring = self.ring()
         if branch_id not in ring.records and generation not in ring.claims:
             ring = self.ring(refresh=True)  # perhaps newer than what this process has seen
+        if generation <= ring.retired or (ring.retired and generation > ring.active_generation):
+            raise KeyRetired()  # retired, or claimed out of sequence and `retire` has run
         candidates = list(ring.records.get(branch_id, ()))
         if not candidates and generation in ring.claims:
             candidates = [r for r in [self.record(ring, generation)] if r.branch_id == branch_id]
@@ -204,19 +215,29 @@ class Keystore(NameModeRecords):
         if self._before_write is not None:
             self._before_write(ring)
         record = self._usable(ring)
-        if record is not None and not self._due(record):
+        if record is not None and not self._due(record) and record.generation > ring.retired:
             return self._key(record)
         with self._create_lock:  # threads of this tool create (or rotate to) one key, not one each
             ring = self.ring()
             record = self._usable(ring)
             if record is None:
+                if not ring.next_generation()[0]:  # generation 1 would make a claim out of sequence active
+                    raise KeyMisconfigured("OutOfSequenceClaim")  # waiting will not help: an operator must act
                 record, created = self._create(1)
                 if not created and self._before_write is not None:
                     self._before_write(self.ring())  # another tool started the agent: perhaps in the other mode
                 return self._key(record)
-            if self._due(record):
+            if record.generation <= ring.retired:  # a newer generation was deleted: never back to a retired key
+                generation = ring.next_generation()[0]
+                if not generation:
+                    raise KeyMisconfigured("BranchKeysRetired")
+                record = self._create(generation)[0]
+            elif self._due(record):
+                generation = ring.next_generation()[0]
                 try:
-                    record = self._create(ring.active_generation + 1)[0]
+                    if not generation:
+                        raise KeyUnavailable("OutOfSequenceClaim")
+                    record = self._create(generation)[0]
                 except (StorageError, KeyUnavailable) as err:
                     self._rotation_failed_at = time.monotonic()
                     log.warning(
@@ -239,11 +260,15 @@ class Keystore(NameModeRecords):
         return record.due(self._clock(), self.rotation_seconds) and self._may_try_rotation()
 
     def rotate(self) -> Rotation:
-        """Make a new branch key active now (operator's `s3memory rotate`)."""
+        """Make a new branch key active now (operator's `s3memory rotate`): the generation after
+        the active one. `RotationRefused` (with the exact reason) if that cannot make a new key
+        active (`Ring.next_generation`)."""
         ring = self.ring(refresh=True)
-        generation = ring.active_generation
-        previous = self.record(ring, generation) if generation else None
-        active, created = self._create(generation + 1)
+        previous = self.record(ring, ring.active_generation) if ring.active_generation else None
+        generation, why = ring.next_generation()
+        if not generation:
+            raise RotationRefused(why)
+        active, created = self._create(generation)
         return Rotation(previous, active, created)
 
     def _may_try_rotation(self) -> bool:

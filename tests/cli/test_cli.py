@@ -23,7 +23,7 @@ from tests.support.cli import LOCAL, ROOT, run, subprocess_env
 
 COMMANDS = [
     "demo", "chat", "ls", "cat", "agents", "export", "import", "purge", "shred", "rewrap", "rotate", "reseal",
-    "migrate", "verify", "history", "show", "restore", "redact", "repair", "prune", "doctor", "mcp",
+    "retire", "migrate", "verify", "history", "show", "restore", "redact", "repair", "prune", "doctor", "mcp",
 ]  # fmt: skip
 
 

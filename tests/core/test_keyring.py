@@ -103,3 +103,22 @@ def test_branch_ids_are_generation_and_random() -> None:
         keyring.new_branch_id(0)
     with pytest.raises(IntegrityError):
         keyring.generation_of("1-abc")
+
+
+def test_the_active_generation_is_the_top_of_the_unbroken_run_from_one() -> None:
+    ring = Ring(claims={1: "e1", 2: "e2", 99999999: "far", 5: "e5"})
+    assert ring.active_generation == 2
+    assert ring.out_of_sequence == [5, 99999999]
+    assert ring.next_generation() == (3, "")
+    assert Ring(claims={2: "e2"}).active_generation == 0
+    assert Ring(claims={2: "e2"}).next_generation() == (
+        0,
+        "generation 2 was claimed out of sequence, and creating generation 1 would make that key active; "
+        "the active key is unchanged",
+    )
+    assert Ring().out_of_sequence == []
+
+
+def test_a_rotation_past_the_last_generation_is_refused_with_a_reason(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(keyring, "MAX_GENERATION", 3)
+    assert Ring(claims={1: "", 2: "", 3: ""}).next_generation() == (0, "the branch key generations are used up (3)")

@@ -14,6 +14,7 @@ from s3memory.errors import (
     IntegrityError,
     InvalidPath,
     KeyMisconfigured,
+    KeyRetired,
     KeysDestroyed,
     KeyUnavailable,
     NamesMismatch,
@@ -59,6 +60,7 @@ WORDED_AS: dict[type[S3MemoryError], type[S3MemoryError]] = {
     IntegrityError: IntegrityError,
     KeysDestroyed: KeysDestroyed,
     ActiveKeyIntegrity: ActiveKeyIntegrity,
+    KeyRetired: KeyRetired,
 }
 
 
@@ -69,7 +71,7 @@ def sample(cls: type[S3MemoryError], code: str = "SlowDown") -> S3MemoryError:
         return cls(code, "PutObject")
     if issubclass(cls, KeyUnavailable):
         return cls(code)
-    if cls in (IntegrityError, KeysDestroyed, ActiveKeyIntegrity):
+    if cls in (IntegrityError, KeysDestroyed, ActiveKeyIntegrity, KeyRetired):
         return cls()
     return cls("unexpected")
 
@@ -98,6 +100,12 @@ WORDS: dict[type[S3MemoryError], tuple[str, str, str, str]] = {
     )
     * 2
     + ("its keys were destroyed (s3memory shred --keys-only); it can never be read again",) * 2,
+    KeyRetired: (
+        "Error: The file /memories/a.md cannot be read: the key it was encrypted with was retired by an operator. "
+        "Retrying will not help.",
+    )
+    * 2
+    + ("it is sealed under a retired branch key (s3memory retire); it is never read (reseal before retiring)",) * 2,
     ActiveKeyIntegrity: (
         "Error: This memory's encryption key failed its integrity check, so /memories/a.md was not written. "
         "An operator must check the memory's keys (s3memory verify).",

@@ -188,6 +188,36 @@ def test_agent_cannot_delete_versions_of_its_own_branch_keys(ks: Keystore) -> No
     assert ks.agent("s3:DeleteObjectVersion", ks.key()).result == EXPLICIT
 
 
+# -- what an agent may claim (issue 21): no generation past 9999, no retirement -------------------
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["00000000", "00000001", "00009999", INDEX_ENTRY, "00009999-0a9843cf5e52de04.1.aws-kms.AAAA",
+     "names.00000001.encrypted"],
+)  # fmt: skip
+def test_agent_creates_claims_up_to_generation_9999(ks: Keystore, name: str) -> None:
+    assert ks.agent("s3:PutObject", ks.key(name=name), context=CREATE_ONLY).result == ALLOWED
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["99999999", "10000000", "01000000", "00100000", "00010000", "00010000-0a9843cf5e52de04.1.aws-kms.AAAA",
+     "99999999-0a9843cf5e52de04.1.aws-kms.AAAA", "retired.00000001", "retired.99999999"],
+)  # fmt: skip
+def test_agent_cannot_claim_past_generation_9999_or_retire_keys(ks: Keystore, name: str) -> None:
+    """A stolen agent credential cannot pin the agent to a far generation (issue 21 item 1: the
+    library never makes a claim after a gap active, and IAM refuses generations past 9999, which
+    at one rotation a day last 27 years), nor plant a retirement (`s3memory retire` is the operator's)."""
+    expected = IMPLICIT if ks.location == "keystore-bucket" else EXPLICIT
+    assert ks.agent("s3:PutObject", ks.key(name=name), context=CREATE_ONLY).result == expected
+
+
+@pytest.mark.parametrize("name", ["99999999", "retired.00000001"])
+def test_operator_still_rotates_and_retires_past_the_agents_range(ks: Keystore, name: str) -> None:
+    assert ks.operator("s3:PutObject", ks.key(name=name), context=CREATE_ONLY).result == ALLOWED
+
+
 # -- other agents' branch keys -------------------------------------------------------------------
 
 
@@ -374,11 +404,17 @@ def test_agent_policy_structure_of_the_keystore_grants() -> None:
     document = policy("agent-access")
     keys = f"{KEYSTORE_BUCKET_ARN}/{PREFIX}{AGENT_TAG_VARIABLE}/.s3memory/keys/*"
     in_memory_bucket = f"{BUCKET_ARN}/{PREFIX}*/.s3memory/keys/*"
-    assert _statement(document, "ReadAndCreateOwnBranchKeys") == {
-        "Sid": "ReadAndCreateOwnBranchKeys",
+    assert _statement(document, "ReadOwnBranchKeys") == {
+        "Sid": "ReadOwnBranchKeys",
         "Effect": "Allow",
-        "Action": ["s3:GetObject", "s3:PutObject"],
+        "Action": "s3:GetObject",
         "Resource": keys,
+    }
+    assert _statement(document, "CreateOwnBranchKeysUpToGeneration9999") == {
+        "Sid": "CreateOwnBranchKeysUpToGeneration9999",
+        "Effect": "Allow",
+        "Action": "s3:PutObject",
+        "Resource": [keys.removesuffix("*") + "0000*", keys.removesuffix("*") + "names.????????.*"],
     }
     assert _statement(document, "ListOwnBranchKeys")["Condition"] == {
         "StringLike": {"s3:prefix": f"{PREFIX}{AGENT_TAG_VARIABLE}/.s3memory/keys/*"}
@@ -393,7 +429,8 @@ def test_agent_policy_structure_of_the_keystore_grants() -> None:
     # The keystore bucket appears nowhere else but in the SSE key's S3 context.
     named = [s["Sid"] for s in document["Statement"] if KEYSTORE_BUCKET_ARN in str(s)]
     assert named == [
-        "ReadAndCreateOwnBranchKeys",
+        "ReadOwnBranchKeys",
+        "CreateOwnBranchKeysUpToGeneration9999",
         "ListOwnBranchKeys",
         "DenyBranchKeyWritesThatCouldOverwrite",
         "DenyDeletingBranchKeys",
