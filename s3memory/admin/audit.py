@@ -19,7 +19,7 @@ from datetime import datetime, timedelta, timezone
 
 from s3memory.core import paths
 from s3memory.core.envelope import Header
-from s3memory.core.keyring import is_names_claim
+from s3memory.core.mode_records import is_names_claim
 from s3memory.core.names import PLAIN
 from s3memory.core.paths import RESERVED_SEGMENT, MemoryPath
 from s3memory.errors import CommandError, IntegrityError, KeyUnavailable, NotFound, PreconditionFailed, StorageError

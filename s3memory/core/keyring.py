@@ -13,14 +13,7 @@ with If-None-Match (create-only):
 Generation 0 is the agent's **name key** (hidden names, see `core.names`): same two objects,
 same wrapping, but never active for content and never rotated.
 
-The agent's **name mode** follows the same pattern. The first one is decided by whoever creates
-generation 1 (the claim every first writer races for): a tool with encrypted names records
-`"names": "encrypted"` in that claim and, before generation 1's index entry, the empty entry
-`names.00000001.encrypted`; a plain tool records nothing (so every agent made before hidden
-names is plain). A later mode (`s3memory migrate`) is a claim `names.{seq:08d}` (seq ≥ 2,
-body: the mode) with its entry `names.{seq:08d}.{mode}`. The highest seq is in force; `to-plain`
-and `to-encrypted` mean a migration is under way. A claim without its entry (its writer stopped
-in between) is read, as a branch key claim is.
+The agent's **name mode** has records of the same kind (see `core.mode_records`).
 
 The active branch key is the highest generation of the unbroken run of claims from 1: rotation
 only ever creates the generation after the active one, so a claim after a missing generation (a
@@ -42,6 +35,8 @@ from dataclasses import dataclass, field
 
 from s3memory.errors import IntegrityError
 
+from .mode_records import MODE_ENTRY, is_names_claim
+
 GENERATION_DIGITS = 8
 MAX_GENERATION = 10**GENERATION_DIGITS - 1
 MAX_WRAPPED_BYTES = 1024
@@ -51,14 +46,11 @@ _BRANCH_ID = re.compile(r"([0-9]{8})-[0-9a-f]{16}")
 _CLAIM = re.compile(r"[0-9]{8}")
 _INDEX = re.compile(r"([0-9]{8}-[0-9a-f]{16})\.(0|[1-9][0-9]{0,18})\.([a-z0-9-]{1,64})\.([A-Za-z0-9_-]+)")
 _PROVIDER = re.compile(r"[a-z0-9-]{1,64}")
-_NAMES = re.compile(r"names\.([0-9]{8})\.(plain|encrypted|to-plain|to-encrypted)")
-_NAMES_CLAIM = re.compile(r"names\.([0-9]{8})")
 _RETIRED = re.compile(r"retired\.([0-9]{8})")
 NAME_KEY_GENERATION = 0
 # Written first by `s3memory purge` and `shred` and deleted last: while it is listed, every
 # command of every tool answers that the agent is being erased (its keys may already be gone).
 ERASING = "erasing"
-NAME_STATES = ("plain", "encrypted", "to-plain", "to-encrypted")
 
 
 def retired_entry(generation: int) -> str:
@@ -72,34 +64,6 @@ def retired_entry(generation: int) -> str:
 def new_name_key_id() -> str:
     """The id of an agent's name key: generation 0, never active for content."""
     return f"{NAME_KEY_GENERATION:08d}-{secrets.token_hex(8)}"
-
-
-def names_entry(seq: int, state: str) -> str:
-    """The keystore entry that says name mode `seq` is `state` (the highest `seq` is in force)."""
-    if not 1 <= seq <= MAX_GENERATION or state not in NAME_STATES:
-        raise ValueError("name mode entry out of range")
-    return f"names.{seq:08d}.{state}"
-
-
-def names_claim(seq: int) -> str:
-    """The create-only claim of name mode `seq` (2 and up; mode 1 is claimed with generation 1)."""
-    if not 2 <= seq <= MAX_GENERATION:
-        raise ValueError("name mode claim out of range")
-    return f"names.{seq:08d}"
-
-
-def is_names_claim(name: str) -> bool:
-    """True for the claim of a name mode set by `s3memory migrate` (seq 2 and up)."""
-    match = _NAMES_CLAIM.fullmatch(name)
-    return match is not None and int(match.group(1)) >= 2
-
-
-def parse_names_claim(body: bytes) -> str:
-    """The mode a name mode claim holds; `IntegrityError` for anything else."""
-    state = body.decode("ascii", "replace")
-    if state not in NAME_STATES:
-        raise IntegrityError()
-    return state
 
 
 def new_branch_id(generation: int) -> str:
@@ -253,7 +217,7 @@ class Ring:
             if retired is not None:
                 ring.retired = max(ring.retired, int(retired.group(1)))
                 continue
-            mode = _NAMES.fullmatch(name)
+            mode = MODE_ENTRY.fullmatch(name)
             if mode is not None:
                 ring.modes.setdefault(int(mode.group(1)), set()).add(mode.group(2))
                 continue

@@ -36,6 +36,7 @@ from .keycache import KeyCaches
 from .keys import Keys
 from .keyspace import AgentKeyspace
 from .keystore_modes import NameModeRecords
+from .keystore_unwrap import KeyUnwrapping
 from .listing import complete_before
 from .store import ObjectInfo, ObjectStore
 
@@ -60,7 +61,7 @@ class Rotation:
     created: bool  # False: another process rotated at the same moment and its key was adopted
 
 
-class Keystore(NameModeRecords):
+class Keystore(NameModeRecords, KeyUnwrapping):
     """`keys`: the provider that makes and unwraps the agent's keys; None for a keystore that only
     reads listings (it refuses to unwrap or create a key). `caches`: where listings and unwrapped
     keys are kept; default the provider's (`keys.caches`), or new ones without a provider."""
@@ -171,41 +172,6 @@ class Keystore(NameModeRecords):
             raise KeysDestroyed() if ring.shredded else IntegrityError()
         return self._unwrap_first(candidates)
 
-    def _unwrap_first(self, candidates: list[BranchRecord]) -> BranchKey:
-        """Unwrap the first record that opens. Several records of one key exist only for a moment
-        (a rewrap writes the new entry before it deletes the old one)."""
-        failure: KeyUnavailable | IntegrityError | None = None
-        for record in reversed(candidates):
-            try:
-                return BranchKey(record.branch_id, record.provider, self.unwrap(record))
-            except (KeyUnavailable, IntegrityError) as err:  # try the next record; the last failure is raised
-                failure = err
-        assert failure is not None
-        raise failure
-
-    def unwrap(self, record: BranchRecord) -> bytes:
-        """The plaintext of a branch key: from the cache, else one unwrap (one at a time per key)."""
-        keys = self._provider()
-        if record.provider != keys.provider_id:
-            raise IntegrityError()
-        return self.caches.unwraps.fetch(
-            (self.agent_id, record.provider, record.wrapped), lambda: keys.unwrap_branch(self.agent_id, record)
-        )
-
-    def unwrap_data_key(self, provider: str, wrapped: bytes) -> bytes:
-        """The data key of a format-1 object's header, unwrapped: from the cache, else one unwrap."""
-        keys = self._provider()
-        if provider != keys.provider_id:
-            raise IntegrityError()
-        return self.caches.unwraps.fetch(
-            (self.agent_id, provider, wrapped), lambda: keys.unwrap(self.agent_id, provider, wrapped)
-        )
-
-    def _provider(self) -> Keys:
-        if self.keys is None:
-            raise KeyMisconfigured("NoKeySource")  # a keystore made to read listings only
-        return self.keys
-
     # -- writing --
     def active(self) -> BranchKey:
         """The branch key new objects are sealed under: created on the agent's first write, and
@@ -285,10 +251,6 @@ class Keystore(NameModeRecords):
                 if not ring.name_claimed:
                     return self._key(self._create(keyring.NAME_KEY_GENERATION)[0])
         return self._key(self.record(ring, keyring.NAME_KEY_GENERATION))
-
-    def _key(self, record: BranchRecord) -> BranchKey:
-        cached = self.caches.rings.get(self.location)
-        return self._unwrap_first((cached.records.get(record.branch_id) if cached else None) or [record])
 
     def _create(self, generation: int) -> tuple[BranchRecord, bool]:
         """Create generation `generation` (True), or adopt it if another process claimed it first (False)."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from s3memory.core import keyring
+from s3memory.core import mode_records
 from s3memory.core.keyring import BranchRecord, Ring
 from s3memory.errors import IntegrityError, KeyUnavailable, NotFound, PreconditionFailed, StorageError
 
@@ -45,7 +45,7 @@ class NameModeRecords:
         if mode:
             return state
         try:
-            mode = keyring.parse_names_claim(self.store.get(self.folder + keyring.names_claim(seq)).body)
+            mode = mode_records.parse_names_claim(self.store.get(self.folder + mode_records.names_claim(seq)).body)
         except NotFound:
             raise IntegrityError() from None
         self._write_mode_entry(seq, mode)
@@ -55,7 +55,7 @@ class NameModeRecords:
         """Put name mode `state` in force as mode `seq` (2 and up: a create-only claim, then its
         entry); returns the (seq, mode) in force afterwards: ours, or a concurrent writer's."""
         try:
-            self.store.put(self.folder + keyring.names_claim(seq), state.encode("ascii"), {}, if_none_match=True)
+            self.store.put(self.folder + mode_records.names_claim(seq), state.encode("ascii"), {}, if_none_match=True)
         except PreconditionFailed:
             in_force = self.names_state(self.ring(refresh=True))
             if in_force is None:  # the claim that refused us is gone again (a shred)
@@ -68,7 +68,7 @@ class NameModeRecords:
         """The entry that lets one LIST tell mode `seq`; `required` for mode 1, whose claim is
         generation 1's (a failure then stops the write before generation 1's index entry)."""
         try:
-            self.store.put(self.folder + keyring.names_entry(seq, state), b"", {}, if_none_match=True)
+            self.store.put(self.folder + mode_records.names_entry(seq, state), b"", {}, if_none_match=True)
         except PreconditionFailed:
             pass  # already there
         except StorageError as err:

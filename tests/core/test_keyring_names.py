@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from s3memory.core import keyring
+from s3memory.core import keyring, mode_records
 from s3memory.core.keyring import BranchRecord, Ring
 from s3memory.errors import IntegrityError
 
@@ -79,15 +79,15 @@ def test_a_claim_without_a_single_entry_must_be_read() -> None:
 
 
 def test_names_claims() -> None:
-    assert keyring.names_claim(2) == "names.00000002"
-    assert keyring.names_claim(99_999_999) == "names.99999999"
+    assert mode_records.names_claim(2) == "names.00000002"
+    assert mode_records.names_claim(99_999_999) == "names.99999999"
     for seq in (0, 1, 100_000_000):
         with pytest.raises(ValueError, match=r"^name mode claim out of range$"):
-            keyring.names_claim(seq)
-    assert keyring.parse_names_claim(b"to-encrypted") == "to-encrypted"
+            mode_records.names_claim(seq)
+    assert mode_records.parse_names_claim(b"to-encrypted") == "to-encrypted"
     for body in (b"", b"Plain", b"plain\n", b"\xff"):
         with pytest.raises(IntegrityError):
-            keyring.parse_names_claim(body)
+            mode_records.parse_names_claim(body)
 
 
 @pytest.mark.parametrize(
@@ -130,12 +130,12 @@ def test_copy_keeps_the_name_key_and_modes_apart_from_the_original() -> None:
 
 
 def test_names_entry_names() -> None:
-    assert keyring.names_entry(1, "plain") == "names.00000001.plain"
-    assert keyring.names_entry(2, "to-encrypted") == "names.00000002.to-encrypted"
-    assert keyring.names_entry(99_999_999, "encrypted") == "names.99999999.encrypted"
-    assert keyring.names_entry(12, "to-plain") == "names.00000012.to-plain"
+    assert mode_records.names_entry(1, "plain") == "names.00000001.plain"
+    assert mode_records.names_entry(2, "to-encrypted") == "names.00000002.to-encrypted"
+    assert mode_records.names_entry(99_999_999, "encrypted") == "names.99999999.encrypted"
+    assert mode_records.names_entry(12, "to-plain") == "names.00000012.to-plain"
     for seq, state in [(2, "to-encrypted"), (99_999_999, "encrypted")]:
-        listing = [(keyring.names_claim(seq), ""), (keyring.names_entry(seq, state), "")]
+        listing = [(mode_records.names_claim(seq), ""), (mode_records.names_entry(seq, state), "")]
         assert Ring.from_listing(listing).names_state == (seq, state)
 
 
@@ -145,7 +145,7 @@ def test_names_entry_names() -> None:
 )
 def test_names_entry_out_of_range(seq: int, state: str) -> None:
     with pytest.raises(ValueError, match=r"^name mode entry out of range$"):
-        keyring.names_entry(seq, state)
+        mode_records.names_entry(seq, state)
 
 
 def test_the_name_key_is_generation_zero() -> None:
