@@ -16,7 +16,7 @@ import pytest
 
 from s3memory.config import Settings
 from tests.support.cli import ROOT, subprocess_env
-from tests.support.moto_server import serialized_moto_server
+from tests.support.moto_server import running_moto_server
 
 # It starts moto's server itself, whatever store the suite runs on; and runs the CLI as processes.
 pytestmark = [pytest.mark.moto_only, pytest.mark.slow]
@@ -41,11 +41,8 @@ def exports(text: str) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def moto_url() -> Iterator[str]:
-    server = serialized_moto_server()
-    server.start()
-    host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
-    server.stop()
+    with running_moto_server() as url:
+        yield url
 
 
 def documented_env(moto_url: str, bucket: str) -> dict[str, str]:

@@ -29,7 +29,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from tests.support.moto_server import serialized_moto_server
+from tests.support.moto_server import running_moto_server, serialized_moto_server
 
 REPO = Path(__file__).resolve().parents[2]
 EXTRAS = ("mcp", "otel", "demo")
@@ -132,8 +132,5 @@ def installed(
 @pytest.fixture(scope="session")
 def moto_url() -> Iterator[str]:
     """moto's server on 127.0.0.1 (this process's moto): the installed programs' S3."""
-    server = serialized_moto_server()
-    server.start()
-    host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
-    server.stop()
+    with running_moto_server() as url:
+        yield url

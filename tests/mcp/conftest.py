@@ -16,18 +16,15 @@ import pytest
 
 from tests.support import LOCAL_KEY, REGION
 from tests.support.cli import subprocess_env
-from tests.support.moto_server import new_bucket, serialized_moto_server
+from tests.support.moto_server import new_bucket, running_moto_server
 
 AGENT = "support-agent-1"
 
 
 @pytest.fixture(scope="module")
 def moto_url() -> Iterator[str]:
-    server = serialized_moto_server()
-    server.start()
-    host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
-    server.stop()
+    with running_moto_server() as url:
+        yield url
 
 
 @pytest.fixture

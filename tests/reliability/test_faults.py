@@ -32,7 +32,7 @@ from s3memory.storage.keys import Keys
 from s3memory.storage.store import ObjectStore
 from s3memory.storage.vault import Vault
 from tests.support import LOCAL_KEY, REGION, err, is_keystore, memory_keys, ok
-from tests.support.moto_server import CREDENTIALS, new_bucket, s3_client, serialized_moto_server
+from tests.support.moto_server import CREDENTIALS, new_bucket, running_moto_server, s3_client
 
 # Starts its own moto (server or in-process): nothing to gain from running it against an endpoint.
 pytestmark = pytest.mark.moto_only
@@ -51,11 +51,8 @@ S3_FAULTS = {
 
 @pytest.fixture(scope="module")
 def server_url() -> Iterator[str]:
-    server = serialized_moto_server()
-    server.start()
-    host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
-    server.stop()
+    with running_moto_server() as url:
+        yield url
 
 
 @pytest.fixture

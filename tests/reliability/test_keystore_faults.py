@@ -252,13 +252,10 @@ def process_endpoint() -> Iterator[str]:
     if ENDPOINT:
         yield ENDPOINT
         return
-    from tests.support.moto_server import serialized_moto_server
+    from tests.support.moto_server import running_moto_server
 
-    server = serialized_moto_server()
-    server.start()
-    host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
-    server.stop()
+    with running_moto_server() as url:
+        yield url
 
 
 @pytest.mark.slow

@@ -25,7 +25,7 @@ from s3memory.core.paths import parse
 from s3memory.storage.store import ObjectInfo, ObjectStore
 from s3memory.storage.vault import Vault
 from tests.support import LOCAL_KEY, memory_tool
-from tests.support.moto_server import new_bucket, s3_client, serialized_moto_server
+from tests.support.moto_server import new_bucket, running_moto_server, s3_client
 
 # Starts its own moto (server or in-process): nothing to gain from running it against an endpoint.
 pytestmark = pytest.mark.moto_only
@@ -39,11 +39,8 @@ TIME_LIMIT = 30.0
 
 @pytest.fixture(scope="module")
 def server_url() -> Iterator[str]:
-    server = serialized_moto_server()
-    server.start()
-    host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
-    server.stop()
+    with running_moto_server() as url:
+        yield url
 
 
 class Meter:

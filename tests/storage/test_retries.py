@@ -19,7 +19,7 @@ from botocore.retries import quota, standard
 
 from s3memory import Settings
 from tests.support import BUCKET, LOCAL_KEY
-from tests.support.moto_server import serialized_moto_server
+from tests.support.moto_server import running_moto_server
 
 pytestmark = pytest.mark.moto_only  # the failures are injected into clients built from S3MEMORY_* alone
 
@@ -33,11 +33,8 @@ class _Raw:
 
 @pytest.fixture(scope="module")
 def server_url() -> Iterator[str]:
-    server = serialized_moto_server()
-    server.start()
-    host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
-    server.stop()
+    with running_moto_server() as url:
+        yield url
 
 
 @pytest.fixture

@@ -5,6 +5,8 @@ from __future__ import annotations
 import itertools
 import logging
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import boto3
@@ -16,6 +18,18 @@ if TYPE_CHECKING:
     from moto.moto_server.threaded_moto_server import ThreadedMotoServer
 
 CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
+
+
+@contextmanager
+def running_moto_server() -> Iterator[str]:
+    """`serialized_moto_server()` started on 127.0.0.1: its URL while the block runs, stopped afterwards."""
+    server = serialized_moto_server()
+    server.start()
+    host, port = server.get_host_and_port()
+    try:
+        yield f"http://{host}:{port}"
+    finally:
+        server.stop()
 
 
 def serialized_moto_server() -> ThreadedMotoServer:
