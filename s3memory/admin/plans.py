@@ -6,7 +6,7 @@ change as the store is now; a concurrent writer may change that before the real 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from s3memory.core import paths
@@ -85,10 +85,10 @@ def active_branch(keystore: Keystore, ring: Ring) -> str:
     return keystore.record(ring, generation).branch_id if generation else ""
 
 
-def plan_reseal(vault: Vault, pool: Pool) -> ResealPlan:
-    """How many objects `reseal` would seal again (one HEAD per object, in parallel)."""
-    keystore = vault.keystore
-    plan = ResealPlan(active_branch(keystore, keystore.ring(refresh=True)))
+def object_headers(vault: Vault, pool: Pool, problems: list[Problem], *, check_paths: bool = False) -> Iterator[Header]:
+    """The header of every current object of the agent (its keystore's excluded): one HEAD each, in
+    parallel. An object that cannot be read (or, with `check_paths`, whose key is not one of the
+    agent's paths) is added to `problems` instead."""
     space = vault.names.resolved()
     keys = [o.key for o in vault.store.list_all(vault.root) if not is_folder_marker(o) and not space.is_keystore(o.key)]
     for key, future in pool.completed(vault.store.head, keys):
@@ -96,11 +96,20 @@ def plan_reseal(vault: Vault, pool: Pool) -> ResealPlan:
             info = future.result()
             if info is None:
                 continue  # deleted meanwhile
-            memory_path(space, key)
+            if check_paths:
+                memory_path(space, key)
             header = Header.from_metadata(info.metadata)
         except (StorageError, IntegrityError, KeyUnavailable, CommandError) as err:
-            plan.problems.append(Problem(vault.agent_id, space.shown(key), for_report(err)))
+            problems.append(Problem(vault.agent_id, space.shown(key), for_report(err)))
             continue
+        yield header
+
+
+def plan_reseal(vault: Vault, pool: Pool) -> ResealPlan:
+    """How many objects `reseal` would seal again (one HEAD per object, in parallel)."""
+    keystore = vault.keystore
+    plan = ResealPlan(active_branch(keystore, keystore.ring(refresh=True)))
+    for header in object_headers(vault, pool, plan.problems, check_paths=True):
         if plan.active and header.version == 2 and header.branch_id == plan.active:
             plan.already += 1
         else:

@@ -16,13 +16,12 @@ import contextlib
 from dataclasses import dataclass, field
 
 from s3memory.core import keyring
-from s3memory.core.envelope import Header
-from s3memory.errors import CommandError, IntegrityError, KeyUnavailable, PreconditionFailed, StorageError
-from s3memory.memory.explain import for_report
+from s3memory.errors import PreconditionFailed
 from s3memory.storage.concurrency import Pool
 from s3memory.storage.vault import Vault
 
-from .common import Problem, is_folder_marker
+from .common import Problem
+from .plans import object_headers
 
 
 @dataclass
@@ -47,17 +46,7 @@ def plan_retire(vault: Vault, pool: Pool) -> RetirePlan:
     stray = ring.out_of_sequence  # never active; refused for reading too once a retirement exists
     retiring = [*range(ring.retired + 1, plan.generation + 1), *([] if ring.retired else stray)]
     plan.keys = [keystore.record(ring, g).branch_id for g in retiring]
-    space = vault.names.resolved()
-    keys = [o.key for o in vault.store.list_all(vault.root) if not is_folder_marker(o) and not space.is_keystore(o.key)]
-    for key, future in pool.completed(vault.store.head, keys):
-        try:
-            info = future.result()
-            if info is None:
-                continue  # deleted meanwhile
-            header = Header.from_metadata(info.metadata)
-        except (StorageError, IntegrityError, KeyUnavailable, CommandError) as err:
-            plan.problems.append(Problem(vault.agent_id, space.shown(key), for_report(err)))
-            continue
+    for header in object_headers(vault, pool, plan.problems):
         if header.version == 2 and keyring.generation_of(header.branch_id) in retiring:
             plan.sealed += 1
     plan.problems.sort()
