@@ -23,7 +23,6 @@ import pytest
 from botocore.awsrequest import AWSResponse
 from botocore.config import Config
 from botocore.exceptions import ConnectionClosedError
-from botocore.retries.standard import ExponentialBackoff
 
 import tests.support as shared
 from s3memory import KmsKeys, LocalKeys, S3MemoryTool
@@ -32,6 +31,7 @@ from s3memory.storage.keys import Keys
 from s3memory.storage.store import ObjectStore
 from s3memory.storage.vault import Vault
 from tests.support import LOCAL_KEY, REGION, err, is_keystore, memory_keys, ok
+from tests.support.lost import fast_backoff
 from tests.support.moto_server import CREDENTIALS, new_bucket, running_moto_server, s3_client
 
 # Starts its own moto (server or in-process): nothing to gain from running it against an endpoint.
@@ -58,16 +58,7 @@ def server_url() -> Iterator[str]:
 @pytest.fixture
 def backoff(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     """Record every backoff botocore computes, and sleep a thousandth of it (the test stays fast)."""
-    delays: list[float] = []
-    real = ExponentialBackoff.delay_amount
-
-    def scaled(self: ExponentialBackoff, context: Any) -> float:
-        delay = float(real(self, context))
-        delays.append(delay)
-        return delay / 1000
-
-    monkeypatch.setattr(ExponentialBackoff, "delay_amount", scaled)
-    return delays
+    return fast_backoff(monkeypatch)
 
 
 class _Raw:
