@@ -49,7 +49,7 @@ def run_rewrap(args: argparse.Namespace) -> int:
         keys = KmsKeys(args.to_key, kms_client=ctx.kms)
         agents = ctx.agent_ids(args.agent)
         if args.dry_run:
-            return _plan_rewrap(ctx, agents, args.to_key, args.objects)
+            return _plan_rewrap(ctx, agents, args)
         whose = f"agent {args.agent}" if args.agent else f"{count(len(agents), 'agent')} under {_where(ctx)}"
         confirm(args, "rewrap", f"This re-wraps the branch keys of {whose} under {escape_for_display(args.to_key)}; "
                 "the agents' tools need access to that key from then on.", nothing="changed",
@@ -82,7 +82,7 @@ def run_rewrap(args: argparse.Namespace) -> int:
         say(f"note: {_FORMAT1_NOTE}")
     if args.json:
         moved = {"rewrapped": objects.rewrapped, "already": objects.already} if args.objects else None
-        emit_json({"to_key": args.to_key, "rewrapped": report.rewrapped, "already": report.already,
+        emit_json({"to_key": args.to_key, "dry_run": False, "rewrapped": report.rewrapped, "already": report.already,
                    "name_keys": report.name_keys, "name_keys_already": report.name_keys_already, "objects": moved,
                    "kms_calls": report.kms_calls + objects.kms_calls, "problems": problems_json(problems)})  # fmt: skip
     return EXIT_FAILED if problems else EXIT_OK
@@ -101,21 +101,25 @@ def _keystores(ctx: Context, agents: list[str]) -> list[Keystore]:
     return [Keystore(ctx.keystore, Keys(), AgentKeyspace(ctx.settings.prefix, a)) for a in agents]
 
 
-def _plan_rewrap(ctx: Context, agents: list[str], to_key: str, objects: bool) -> int:
+def _plan_rewrap(ctx: Context, agents: list[str], args: argparse.Namespace) -> int:
     from s3memory.admin.plans import plan_keys
 
     plans, problems = plan_keys(_keystores(ctx, agents))
-    destination = escape_for_display(to_key)
+    destination = escape_for_display(args.to_key)
     for plan in plans:
         also = " and its name key" if plan.name_keys else ""
         say(f"would rewrap {count(plan.branch_keys, 'branch key')}{also} of agent {plan.agent} under {destination}")
     print_problems(problems)
     keys, names = sum(p.branch_keys for p in plans), sum(p.name_keys for p in plans)
     extra = f", {count(names, 'name key')}" if names else ""
-    extra += "; format-1 objects would be read (--objects)" if objects else ""
+    extra += "; format-1 objects would be read (--objects)" if args.objects else ""
     print_summary(f"would rewrap up to {count(keys, 'branch key')}{extra} of {count(len(plans), 'agent')}; "
                   f"keys already under {destination} stay as they are; nothing was changed (--dry-run)"
                   + failed_suffix(problems))  # fmt: skip
+    if args.json:  # a plan unwraps nothing, so it cannot tell which keys are already under the key
+        emit_json({"to_key": args.to_key, "dry_run": True, "rewrapped": keys, "already": None, "name_keys": names,
+                   "name_keys_already": None, "objects": None, "kms_calls": 0,
+                   "problems": problems_json(problems)})  # fmt: skip
     return EXIT_FAILED if problems else EXIT_OK
 
 
@@ -134,6 +138,10 @@ def run_rotate(args: argparse.Namespace) -> int:
         print_problems(problems)
         print_summary(f"would rotate {count(len(plans), 'agent')}; nothing was changed (--dry-run)"
                       + failed_suffix(problems))  # fmt: skip
+        if args.json:  # the new keys do not exist yet: no id, nothing created
+            planned = [{"agent": p.agent, "active": None, "created": False, "previous": p.active or None}
+                       for p in plans]  # fmt: skip
+            emit_json({"dry_run": True, "rotated": planned, "problems": problems_json(problems)})
         return EXIT_FAILED if problems else EXIT_OK
     with connect(args) as ctx:
         progress = ctx.progress("rotate")
@@ -149,7 +157,7 @@ def run_rotate(args: argparse.Namespace) -> int:
     if args.json:
         rotated = [{"agent": agent, "active": r.active.branch_id, "created": r.created,
                     "previous": r.previous.branch_id if r.previous else None} for agent, r in done]  # fmt: skip
-        emit_json({"rotated": rotated, "problems": problems_json(problems)})
+        emit_json({"dry_run": False, "rotated": rotated, "problems": problems_json(problems)})
     return EXIT_FAILED if problems else EXIT_OK
 
 
@@ -169,6 +177,9 @@ def run_reseal(args: argparse.Namespace) -> int:
             line = f"would reseal {count(plan.reseal, 'object')} of agent {args.agent} under {under}"
             print_summary(f"{line} ({plan.already:,} already); nothing was changed (--dry-run)"
                           + failed_suffix(plan.problems))  # fmt: skip
+            if args.json:
+                emit_json({"agent": args.agent, "dry_run": True, "resealed": plan.reseal, "already": plan.already,
+                           "active": plan.active or None, "problems": problems_json(plan.problems)})  # fmt: skip
             return EXIT_FAILED if plan.problems else EXIT_OK
         confirm(args, "reseal", f"This re-seals every object of agent {args.agent} under its active branch key "
                 "(each is read, sealed again and written back).", nothing="changed")  # fmt: skip
@@ -180,7 +191,7 @@ def run_reseal(args: argparse.Namespace) -> int:
     extra = f"{report.already:,} already under branch key {report.active}"
     print_summary(f"{line} ({extra}){failed_suffix(report.problems)}")
     if args.json:
-        emit_json({"agent": args.agent, "resealed": report.resealed, "already": report.already,
+        emit_json({"agent": args.agent, "dry_run": False, "resealed": report.resealed, "already": report.already,
                    "active": report.active, "problems": problems_json(report.problems)})  # fmt: skip
     return EXIT_FAILED if report.problems else EXIT_OK
 
@@ -210,6 +221,7 @@ def run_retire(args: argparse.Namespace) -> int:
         line += "; nothing was changed (--dry-run)"
     print_summary(line + failed_suffix(plan.problems))
     if args.json:
-        emit_json({"agent": args.agent, "generation": plan.generation, "keys": plan.keys, "sealed": plan.sealed,
-                   "retired": plan.retired, "problems": problems_json(plan.problems)})  # fmt: skip
+        emit_json({"agent": args.agent, "dry_run": args.dry_run, "generation": plan.generation,
+                   "keys": plan.keys, "sealed": plan.sealed, "retired": plan.retired,
+                   "problems": problems_json(plan.problems)})  # fmt: skip
     return EXIT_FAILED if plan.problems else EXIT_OK

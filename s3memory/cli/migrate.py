@@ -39,6 +39,10 @@ def run_migrate(args: argparse.Namespace) -> int:
             print_summary(f"would move {count(len(plan.moves), 'file')} of agent {args.agent} to {args.names} names "
                           f"({plan.already:,} already stored {args.names}); nothing was changed (--dry-run)"
                           + failed_suffix(plan.problems))  # fmt: skip
+            if args.json:
+                emit_json({"agent": args.agent, "names": args.names, "dry_run": True, "moved": len(plan.moves),
+                           "already": plan.already, "finished": False,
+                           "problems": problems_json(plan.problems)})  # fmt: skip
             return EXIT_FAILED if plan.problems else EXIT_OK
         confirm(args, "migrate", f"This moves every file of agent {args.agent} to {args.names} names; the agent's "
                 "tools refuse it until the migration completes.", nothing="changed")  # fmt: skip
@@ -55,8 +59,9 @@ def run_migrate(args: argparse.Namespace) -> int:
     line = summary("moved", report.moved, None, time.monotonic() - started, "file")
     print_summary(f"{line} ({report.already:,} already stored {args.names}){failed_suffix(report.problems)}")
     if args.json:
-        emit_json({"agent": args.agent, "names": args.names, "moved": report.moved, "already": report.already,
-                   "finished": report.finished, "problems": problems_json(report.problems)})  # fmt: skip
+        emit_json({"agent": args.agent, "names": args.names, "dry_run": False, "moved": report.moved,
+                   "already": report.already, "finished": report.finished,
+                   "problems": problems_json(report.problems)})  # fmt: skip
     if report.finished:
         say(f"{args.agent}: file names are {args.names}; tools of this agent need names={args.names!r} "
             f"(S3MEMORY_NAMES={args.names})")  # fmt: skip

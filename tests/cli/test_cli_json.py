@@ -181,6 +181,20 @@ def test_restore_and_redact(capsys: Any, ann: Any) -> None:
     check("redact", json_of(capsys, "redact", "--agent", "ann", "/memories/notes.md", "--all-versions", "--dry-run"))
 
 
+def test_key_and_name_plans_print_what_they_would_do(capsys: Any, ann: Any) -> None:
+    data = json_of(capsys, "rotate", "--agent", "ann", "--dry-run")
+    check("rotate", data)
+    assert data["dry_run"] is True
+    assert [(r["agent"], r["active"], r["created"]) for r in data["rotated"]] == [("ann", None, False)]
+    assert data["rotated"][0]["previous"] is not None  # ann's first write made a key
+    check("reseal", data := json_of(capsys, "reseal", "--agent", "ann", "--dry-run"))
+    assert (data["dry_run"], data["resealed"], data["already"]) == (True, 0, 2)
+    check("migrate", data := json_of(capsys, "migrate", "--agent", "ann", "--names", "encrypted", "--dry-run"))
+    assert (data["dry_run"], data["moved"], data["already"], data["finished"]) == (True, 2, 0, False)
+    check("retire", data := json_of(capsys, "retire", "--agent", "ann", "--dry-run"))
+    assert (data["dry_run"], data["generation"], data["retired"]) == (True, 0, False)
+
+
 def test_keys_and_names(capsys: Any, ann: Any) -> None:
     check("rotate", data := json_of(capsys, "rotate", "--agent", "ann"))
     assert [r["agent"] for r in data["rotated"]] == ["ann"]
@@ -224,7 +238,10 @@ def test_rewrap_and_doctor(capsys: Any, env: Any, make_tool: Any, kms: Any, cli_
     ok(make_tool("kim", use_kms=True), command="create", path="/memories/a.md", file_text="a\n")
     cli_clients.kms = kms
     destination = kms.create_key(Description="s3memory destination")["KeyMetadata"]["KeyId"]
+    check("rewrap", data := json_of(capsys, "rewrap", "--to-key", destination, "--agent", "kim", "--dry-run"))
+    assert (data["dry_run"], data["rewrapped"], data["already"], data["kms_calls"]) == (True, 1, None, 0)
     check("rewrap", data := json_of(capsys, "rewrap", "--to-key", destination, "--agent", "kim"))
+    assert data["dry_run"] is False
     assert (data["rewrapped"], data["objects"]) == (1, None)
     check("rewrap", data := json_of(capsys, "rewrap", "--to-key", destination, "--objects"))
     assert data["objects"] == {"rewrapped": 0, "already": 0}
