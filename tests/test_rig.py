@@ -17,3 +17,18 @@ def test_no_test_patches_the_settings_clients() -> None:
         if PATCHED.search(line)
     ]
     assert found == []
+
+
+STORE_PATCHED = re.compile(r"setattr\(\s*(ObjectStore|AdminStore)\s*,")
+
+
+def test_no_test_patches_the_object_store() -> None:
+    """Faults are injected at the boto3 client (`CliClients.refuse`, `tests.support.lost.Outage`),
+    so the storage layer under test is the one that ships."""
+    found = [
+        f"{path.relative_to(TESTS)}:{number}"
+        for path in sorted(TESTS.rglob("*.py"))
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if STORE_PATCHED.search(line) and path.name != "test_rig.py"
+    ]
+    assert found == []

@@ -10,12 +10,11 @@ from typing import Any
 import pytest
 
 from s3memory.admin.shred import ShredReport, shred
-from s3memory.errors import StorageUnavailable
-from s3memory.storage.admin_store import AdminStore, Version
+from s3memory.storage.admin_store import AdminStore
 from s3memory.storage.concurrency import Pool
 from s3memory.storage.keyspace import AgentKeyspace
 from tests.support import BUCKET, err, listed_keys, ok
-from tests.support.cli import run
+from tests.support.cli import CliClients, run
 from tests.support.views import NoProgress
 
 ANN = "agents/ann/"
@@ -26,21 +25,18 @@ ERASING = (
 
 
 def test_a_half_finished_shred_answers_being_erased_in_every_name_mode(
-    capsys: Any, env: Any, make_tool: Any, monkeypatch: pytest.MonkeyPatch
+    capsys: Any, env: Any, make_tool: Any, cli_clients: CliClients
 ) -> None:
     """Old code: the encrypted-names tool answered NamesPlain, the plain one listed the encrypted
     names as files."""
     ok(make_tool("ann", names="encrypted"), command="create", path="/memories/secret/a.md", file_text="a\n")
-    real = AdminStore.delete_versions
 
-    def objects_fail(self: AdminStore, versions: list[Version]) -> dict[Version, str]:
-        if any("/.s3memory/keys/" not in v.key for v in versions):
-            raise StorageUnavailable("SlowDown", "DeleteObjects")  # the shred stops after the keys
-        return real(self, versions)
+    def objects(params: dict[str, Any]) -> bool:  # the shred stops after the keys
+        return any("/.s3memory/keys/" not in o["Key"] for o in params["Delete"]["Objects"])
 
-    monkeypatch.setattr(AdminStore, "delete_versions", objects_fail)
+    heal = cli_clients.refuse("DeleteObjects", "SlowDown", when=objects)
     code, _, _ = run(capsys, "shred", "--agent", "ann", "--yes")
-    monkeypatch.setattr(AdminStore, "delete_versions", real)
+    heal()
     assert code == 1
     assert listed_keys(env, prefix=ANN + ".s3memory/keys/") == [ANN + ".s3memory/keys/erasing"]
     for names in ("plain", "encrypted"):
@@ -94,20 +90,17 @@ def test_a_running_writer_refuses_once_a_shred_began_and_nothing_undecryptable_r
 
 
 def test_shred_reports_and_erases_what_arrived_meanwhile_and_fails_while_some_remains(
-    capsys: Any, env: Any, make_tool: Any, monkeypatch: pytest.MonkeyPatch
+    capsys: Any, env: Any, make_tool: Any, cli_clients: CliClients
 ) -> None:
     ok(make_tool("ann"), command="create", path="/memories/a.md", file_text="a\n")
-    real = AdminStore.delete_versions
     arrivals = {"left": 1}
 
-    def a_writer_meanwhile(self: AdminStore, versions: list[Version]) -> dict[Version, str]:
-        failed = real(self, versions)
-        if arrivals["left"] and any("/.s3memory/keys/" not in v.key for v in versions):
+    def a_writer_meanwhile(params: dict[str, Any]) -> None:
+        if arrivals["left"] and any("/.s3memory/keys/" not in o["Key"] for o in params["Delete"]["Objects"]):
             arrivals["left"] -= 1
             env.put_object(Bucket=BUCKET, Key=ANN + f"late-{arrivals['left']}.md", Body=b"sealed under the old key")
-        return failed
 
-    monkeypatch.setattr(AdminStore, "delete_versions", a_writer_meanwhile)
+    cli_clients.after("DeleteObjects", a_writer_meanwhile)
     code, out, _ = run(capsys, "shred", "--agent", "ann", "--yes")
     assert code == 0, out
     assert "1 version written meanwhile by a running tool erased too; stop the agent's tools\n" in out

@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from tests.support import BUCKET, err, listed_keys, ok
-from tests.support.cli import run
+from tests.support.cli import CliClients, run
 
 ANN = "agents/ann/"
 
@@ -179,13 +179,10 @@ def test_restore_needs_versioning_and_a_time_zone(capsys: Any, env: Any) -> None
 
 
 def test_an_interrupted_restore_keeps_its_record_and_refuses_another_until_finished(
-    capsys: Any, versioned: Any, make_tool: Any, monkeypatch: Any
+    capsys: Any, versioned: Any, make_tool: Any, cli_clients: CliClients
 ) -> None:
     import time
     from datetime import datetime, timezone
-
-    from s3memory.errors import StorageUnavailable
-    from s3memory.storage.store import ObjectStore
 
     tool = make_tool("ann")
     ok(tool, command="create", path="/memories/a.md", file_text="v1\n")
@@ -197,16 +194,9 @@ def test_an_interrupted_restore_keeps_its_record_and_refuses_another_until_finis
     ok(tool, command="str_replace", path="/memories/b.md", old_str="b1", new_str="b2")
     record = ANN + ".s3memory/restore"
 
-    real_put = ObjectStore.put
-
-    def failing_put(self: ObjectStore, key: str, *args: Any, **kwargs: Any) -> str:
-        if key == ANN + "b.md":
-            raise StorageUnavailable("SlowDown", "PutObject")
-        return real_put(self, key, *args, **kwargs)
-
-    monkeypatch.setattr(ObjectStore, "put", failing_put)
+    heal = cli_clients.refuse("PutObject", "SlowDown", when=lambda p: p["Key"] == ANN + "b.md")
     code, out, _ = run(capsys, "restore", "--yes", "--agent", "ann", "--at", at)
-    monkeypatch.setattr(ObjectStore, "put", real_put)
+    heal()
     assert code == 1
     assert out.splitlines()[0] == "failed: ann:/memories/b.md: S3 PutObject failed (SlowDown)"
     assert out.splitlines()[1] == "the restore is not finished: run the same command again to complete it"

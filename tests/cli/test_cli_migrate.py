@@ -7,10 +7,8 @@ from typing import Any
 import pytest
 
 from s3memory.cli.context import Context
-from s3memory.errors import StorageUnavailable
-from s3memory.storage.store import ObjectStore
 from tests.support import BUCKET, err, listed_keys, memory_keys, ok
-from tests.support.cli import run
+from tests.support.cli import CliClients, run
 
 ANN = "agents/ann/"
 FILES = {
@@ -112,24 +110,21 @@ def test_migrating_again_changes_nothing(capsys: Any, env: Any, make_tool: Any) 
 
 
 def test_an_interrupted_migration_locks_the_agent_and_resumes(
-    capsys: Any, env: Any, make_tool: Any, monkeypatch: pytest.MonkeyPatch
+    capsys: Any, env: Any, make_tool: Any, cli_clients: CliClients
 ) -> None:
     seed(make_tool)
-    real_delete = ObjectStore.delete
     deletes: list[str] = []
 
-    def fail_second_delete(self: ObjectStore, key: str, *, if_match: str | None = None) -> None:
-        deletes.append(key)
-        if len(deletes) == 2:  # the migration stops between a copy and the delete of its source
-            raise StorageUnavailable("SlowDown", "DeleteObject")
-        real_delete(self, key, if_match=if_match)
+    def second_delete(params: dict[str, Any]) -> bool:  # the migration stops between a copy and its source's delete
+        deletes.append(params["Key"])
+        return len(deletes) == 2
 
-    monkeypatch.setattr(ObjectStore, "delete", fail_second_delete)
+    heal = cli_clients.refuse("DeleteObject", "SlowDown", when=second_delete)
     code, out, _ = run(capsys, "migrate", "--yes", "--agent", "ann", "--names", "encrypted", "-q", "--workers", "1")
     assert code == 1
     assert out.splitlines()[0].startswith("failed: ann:/memories/")
     assert out.splitlines()[0].endswith(": S3 DeleteObject failed (SlowDown)")
-    monkeypatch.setattr(ObjectStore, "delete", real_delete)
+    heal()
     assert len(memory_keys(env, ANN)) == 4  # two files moved; one copied, its old key not yet deleted
     assert mode_entries(env)[-1] == "names.00000002.to-encrypted"
     for names in ("plain", "encrypted"):

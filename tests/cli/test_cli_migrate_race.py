@@ -17,7 +17,7 @@ from s3memory.storage.concurrency import Pool
 from s3memory.storage.session import open_vault
 from s3memory.storage.store import ObjectStore
 from tests.support import BUCKET, LOCAL_KEY, err, listed_keys, memory_keys, ok
-from tests.support.cli import run
+from tests.support.cli import CliClients, run
 from tests.support.views import NoProgress
 
 ANN = "agents/ann/"
@@ -28,23 +28,21 @@ MIGRATING = (
 
 
 def test_an_edit_between_the_copy_and_the_delete_is_kept_and_the_agent_not_locked(
-    capsys: Any, versioned: Any, make_tool: Any, monkeypatch: pytest.MonkeyPatch
+    capsys: Any, versioned: Any, make_tool: Any, cli_clients: CliClients
 ) -> None:
     """Old code: `it was written while it was being moved`, then every rerun failed with `both of
     its names hold a file, with different content` and every tool answered NamesMigrating."""
     stale = make_tool("ann")  # plain names, its keystore listing cached from its own writes
     ok(stale, command="create", path="/memories/a.md", file_text="v1\n")
     time.sleep(1.1)  # the sealed change time has whole seconds: the edit is newer than the copy
-    real_delete = ObjectStore.delete
     raced: list[str] = []
 
-    def edit_before_the_delete(self: ObjectStore, key: str, *, if_match: str | None = None) -> None:
-        if key == ANN + "a.md" and not raced:
-            raced.append(key)  # the copy exists; a tool that has not seen the migration edits the old key
+    def edit_before_the_delete(params: dict[str, Any]) -> None:
+        if params["Key"] == ANN + "a.md" and not raced:
+            raced.append(params["Key"])  # the copy exists; a tool that has not seen the migration edits the old key
             ok(stale, command="str_replace", path="/memories/a.md", old_str="v1", new_str="v2")
-        real_delete(self, key, if_match=if_match)
 
-    monkeypatch.setattr(ObjectStore, "delete", edit_before_the_delete)
+    cli_clients.before("DeleteObject", edit_before_the_delete)
     code, out, _ = run(capsys, "migrate", "--agent", "ann", "--names", "encrypted", "--yes", "-q")
     assert raced
     assert code == 0, out
@@ -91,23 +89,16 @@ def test_a_tool_with_a_stale_view_refuses_once_the_migration_began(
 
 
 def test_a_rerun_resolves_both_names_holding_different_content(
-    capsys: Any, versioned: Any, make_tool: Any, monkeypatch: pytest.MonkeyPatch
+    capsys: Any, versioned: Any, make_tool: Any, cli_clients: CliClients
 ) -> None:
     """The state old code could never leave: a migration stopped between a copy and its delete,
     then a tool with a stale view edited the old key. Old code: every rerun failed with `both of
     its names hold a file, with different content`."""
-    from s3memory.errors import StorageUnavailable
-
     stale = make_tool("ann")
     ok(stale, command="create", path="/memories/a.md", file_text="v1\n")
-    real_delete = ObjectStore.delete
-
-    def stop(self: ObjectStore, key: str, *, if_match: str | None = None) -> None:
-        raise StorageUnavailable("SlowDown", "DeleteObject")
-
-    monkeypatch.setattr(ObjectStore, "delete", stop)
+    heal = cli_clients.refuse("DeleteObject", "SlowDown", when=lambda p: True)
     assert run(capsys, "migrate", "--agent", "ann", "--names", "encrypted", "--yes", "-q")[0] == 1
-    monkeypatch.setattr(ObjectStore, "delete", real_delete)
+    heal()
     time.sleep(1.1)  # whole seconds in the sealed change time
     ok(stale, command="str_replace", path="/memories/a.md", old_str="v1", new_str="v2")  # within its fence window
     assert len(memory_keys(versioned, ANN)) == 2  # both names, different content

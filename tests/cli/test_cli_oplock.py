@@ -8,12 +8,8 @@ import time
 from datetime import datetime, timezone
 from typing import Any
 
-import pytest
-
-from s3memory.errors import StorageUnavailable
-from s3memory.storage.store import ObjectStore
 from tests.support import BUCKET, listed_keys, ok
-from tests.support.cli import run
+from tests.support.cli import CliClients, run
 
 ANN = "agents/ann/"
 RECORD = ANN + ".s3memory/restore"
@@ -26,32 +22,25 @@ def _moment() -> str:
     return at
 
 
-def _interrupted_restore(capsys: Any, make_tool: Any, monkeypatch: pytest.MonkeyPatch) -> str:
+def _interrupted_restore(capsys: Any, make_tool: Any, cli_clients: CliClients) -> str:
     tool = make_tool("ann")
     ok(tool, command="create", path="/memories/a.md", file_text="v1\n")
     ok(tool, command="create", path="/memories/b.md", file_text="b1\n")
     at = _moment()
     ok(tool, command="str_replace", path="/memories/a.md", old_str="v1", new_str="v2")
     ok(tool, command="str_replace", path="/memories/b.md", old_str="b1", new_str="b2")
-    real_put = ObjectStore.put
-
-    def failing_put(self: ObjectStore, key: str, *args: Any, **kwargs: Any) -> str:
-        if key == ANN + "b.md":
-            raise StorageUnavailable("SlowDown", "PutObject")
-        return real_put(self, key, *args, **kwargs)
-
-    monkeypatch.setattr(ObjectStore, "put", failing_put)
+    heal = cli_clients.refuse("PutObject", "SlowDown", when=lambda p: p["Key"] == ANN + "b.md")
     code, _, _ = run(capsys, "restore", "--agent", "ann", "--at", at, "--yes")
-    monkeypatch.setattr(ObjectStore, "put", real_put)
+    heal()
     assert code == 1
     return at.replace("Z", "+00:00")
 
 
 def test_migrate_refuses_an_agent_with_an_unfinished_restore(
-    capsys: Any, versioned: Any, make_tool: Any, monkeypatch: pytest.MonkeyPatch
+    capsys: Any, versioned: Any, make_tool: Any, cli_clients: CliClients
 ) -> None:
     """Old code migrated, and the restore could then never be finished nor abandoned."""
-    at = _interrupted_restore(capsys, make_tool, monkeypatch)
+    at = _interrupted_restore(capsys, make_tool, cli_clients)
     before = listed_keys(versioned)
     code, _, error = run(capsys, "migrate", "--agent", "ann", "--names", "encrypted", "--yes", "-q")
     assert code == 1
@@ -63,9 +52,9 @@ def test_migrate_refuses_an_agent_with_an_unfinished_restore(
 
 
 def test_repair_abandon_ends_an_unfinished_restore_in_any_name_state(
-    capsys: Any, versioned: Any, make_tool: Any, monkeypatch: pytest.MonkeyPatch
+    capsys: Any, versioned: Any, make_tool: Any, cli_clients: CliClients
 ) -> None:
-    _interrupted_restore(capsys, make_tool, monkeypatch)
+    _interrupted_restore(capsys, make_tool, cli_clients)
     assert RECORD in listed_keys(versioned)
     # the state old code left: a migration began after the restore stopped (the agent is locked meanwhile)
     versioned.put_object(Bucket=BUCKET, Key=ANN + ".s3memory/keys/names.00000002", Body=b"to-encrypted")

@@ -16,6 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from botocore.awsrequest import AWSResponse
+
 from s3memory.cli import main
 from s3memory.config import StorageSettings
 from tests.support import LOCAL_KEY
@@ -48,6 +50,46 @@ class CliClients:
         self._hooks.append(hook)
         for s3 in self._used:
             s3.meta.events.register(event, handler, unique_id=hook[2])
+
+    def before(self, operation: str, action: Callable[[dict[str, Any]], None]) -> None:
+        """Call `action(params)` just before each `operation` request the CLI sends (its API parameters)."""
+        self._on("before-call", operation, action)
+
+    def after(self, operation: str, action: Callable[[dict[str, Any]], None]) -> None:
+        """Call `action(params)` once each `operation` request has been answered."""
+        self._on("after-call", operation, action)
+
+    def refuse(
+        self, operation: str, code: str, when: Callable[[dict[str, Any]], bool], status: int = 503
+    ) -> Callable[[], None]:
+        """Answer each `operation` request whose API parameters `when` accepts with S3 error `code`,
+        unsent; returns the function that ends it.
+
+        The answer replaces the request before it reaches storage or botocore's retries, as an S3
+        that refuses it (a SlowDown, say) would, so nothing is written and each call fails once."""
+        on = [True]
+
+        def answer(params: dict[str, Any]) -> tuple[Any, dict[str, Any]] | None:
+            if not (on[0] and when(params)):
+                return None
+            http = AWSResponse("https://s3.test/refused", status, {}, None)
+            return http, {"Error": {"Code": code, "Message": "refused by the test"}, "ResponseMetadata": {}}
+
+        self._on("before-call", operation, answer)
+        return lambda: on.__setitem__(0, False)
+
+    def _on(self, event: str, operation: str, handler: Callable[[dict[str, Any]], Any]) -> None:
+        """`handler(params)` on `event` of each `operation` request; what a before-call handler
+        returns (not None) is the request's answer."""
+
+        def remember(params: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
+            context["test_params"] = dict(params)
+
+        def call(context: dict[str, Any], **_: Any) -> Any:
+            return handler(context["test_params"])
+
+        self.hook(f"before-parameter-build.s3.{operation}", remember)
+        self.hook(f"{event}.s3.{operation}", call)
 
     def __call__(self, settings: StorageSettings, agent_id: str | None) -> tuple[Any, Any]:
         key = _shape(settings, agent_id)
