@@ -17,6 +17,7 @@ separate keystore bucket, as the module deploys it (S3MEMORY_KEYSTORE_BUCKET).
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -305,6 +306,34 @@ def test_every_kms_request_sends_the_agent_encryption_context(run: Run) -> None:
         context = call.params["EncryptionContext"]
         assert context["s3memory:agent"] == AGENT, call.operation
         assert set(context) <= {"s3memory:agent", "s3memory:branch"}, call.operation
+
+
+def _string_like(pattern: str, value: str) -> bool:
+    """IAM's StringLike: `*` any run of characters, `?` one character, the rest literal."""
+    return (
+        re.fullmatch("".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern), value)
+        is not None
+    )
+
+
+def test_every_data_key_the_agent_asks_for_passes_the_key_policys_generation_limit(run: Run) -> None:
+    """The key policy denies the agent role a GenerateDataKey whose `s3memory:branch` is not
+    StringLike its pattern (the simulator drops KMS context keys, so it is evaluated here): every
+    key the library asks for passes, a far generation or a missing branch would not."""
+    (deny,) = [s for s in policy("data-key")["Statement"] if s["Sid"] == "DenyAgentBranchKeysBeyondGeneration9999"]
+    pattern = deny["Condition"]["StringNotLike"]["kms:EncryptionContext:s3memory:branch"]
+    generated = [c.params["EncryptionContext"] for c in run.calls if c.operation == "GenerateDataKey"]
+    assert generated
+    assert [
+        c.get("s3memory:branch", "") for c in generated if not _string_like(pattern, c.get("s3memory:branch", ""))
+    ] == []
+    far = [f"{n:08d}-0a9843cf5e52de04" for n in (10000, 99999999)]
+    assert [_string_like(pattern, branch) for branch in ["00009999-0a9843cf5e52de04", *far, ""]] == [
+        True,
+        False,
+        False,
+        False,
+    ]
 
 
 S3Request = tuple[str, str, tuple[tuple[str, str], ...]]

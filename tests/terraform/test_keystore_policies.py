@@ -447,14 +447,20 @@ def test_agent_may_use_the_sse_key_for_its_keystore_through_s3_only() -> None:
     assert f"{KEYSTORE_BUCKET_ARN}/{PREFIX}{AGENT_TAG_VARIABLE}/.s3memory/keys/*" in contexts
 
 
-def test_no_kms_condition_refuses_the_branch_context_key() -> None:
-    """Branch keys add `s3memory:branch` to the context. Conditions bind `s3memory:agent` only
-    (StringEquals / StringNotEquals / Null on that key); none restricts the set of context keys
-    (`kms:EncryptionContextKeys`), so the extra key passes for agents and the operator alike."""
+def test_only_the_key_policy_conditions_the_branch_context_key_and_only_for_new_agent_keys() -> None:
+    """Branch keys add `s3memory:branch` to the context. No condition restricts the set of context
+    keys (`kms:EncryptionContextKeys`), so the extra key passes for agents and the operator alike;
+    one Deny of the key policy restricts the agent role's GenerateDataKey to generations 0-9999
+    (the S3 claims it may make; see test_agent_actions for what the library sends)."""
     for name in ("agent-access", "data-key", "operator"):
-        text = str(policy(name))
-        assert "kms:EncryptionContextKeys" not in text, name
-        assert "s3memory:branch" not in text, name
+        assert "kms:EncryptionContextKeys" not in str(policy(name)), name
+    for name in ("agent-access", "operator"):
+        assert "s3memory:branch" not in str(policy(name)), name
+    key_policy = policy("data-key")
+    (branch,) = [s for s in key_policy["Statement"] if "s3memory:branch" in str(s)]
+    assert branch["Sid"] == "DenyAgentBranchKeysBeyondGeneration9999"
+    assert (branch["Effect"], branch["Action"]) == ("Deny", "kms:GenerateDataKey")
+    assert branch["Condition"] == {"StringNotLike": {"kms:EncryptionContext:s3memory:branch": "0000????-*"}}
     on_data_key = _statement(policy("agent-access"), "OwnAgentDataKeys")
     assert on_data_key["Resource"] == DATA_KEY_ARN
     assert on_data_key["Condition"] == {"StringEquals": {"kms:EncryptionContext:s3memory:agent": AGENT_TAG_VARIABLE}}
