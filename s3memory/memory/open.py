@@ -45,16 +45,19 @@ def open_memory(
     memory: MemoryOptions,
     *,
     s3_client: S3Client | None = None,
+    writer: str | None = None,
 ) -> tuple[Memory, ThreadPoolExecutor]:
     """The agent's `Memory` and its worker pool (shut it down when done). Without `s3_client`, one
-    is built with a connection pool sized for the workers; a given one is checked for that."""
+    is built with a connection pool sized for the workers; a given one is checked for that.
+    `agent_id` may be a shared store's owner label (`core.paths.store_owner`); `writer`: then the
+    agent whose writes it records (see `open_vault`)."""
     if not isinstance(keys, Keys):
         raise TypeError("keys must be KmsKeys(...) or LocalKeys(...)")
     if s3_client is None:
         s3_client = client("s3", config=botocore_config(max_workers=memory.max_workers))
     else:
         check_pool(s3_client, memory.max_workers)
-    vault = open_vault(ObjectStore(s3_client, bucket), keys, agent_id, agent, names=agent.names)
+    vault = open_vault(ObjectStore(s3_client, bucket), keys, agent_id, agent, names=agent.names, writer=writer)
     executor = ThreadPoolExecutor(max_workers=memory.max_workers, thread_name_prefix="s3memory")
     return memory_of(vault, memory, executor), executor
 
