@@ -394,3 +394,28 @@ def test_two_agents_inserting_at_once_into_one_shared_file(
     assert errors == []
     lines = ok(tools[0], command="view", path=path).split("\n")[1:]
     assert sorted(line.split("\t", 1)[1] for line in lines) == [f"{n} {i}" for n in "ab" for i in range(5)]
+
+
+def test_the_root_listings_of_the_agent_and_its_mounts_are_in_flight_together(
+    agent: Any, make_tool: Callable[..., Any], s3: Any
+) -> None:
+    """All three LISTs of `view /memories` with two mounts are sent before any is answered: each
+    waits at a barrier for the other two (sent one after another, the first would wait alone)."""
+    import threading
+
+    two = make_tool("agent-42", mounts={"guidelines": Mount(STORE), "notes": Mount("team-notes")})
+    ok(two, command="view", path="/memories")  # warm: each memory has looked for interrupted changes
+    barrier = threading.Barrier(3, timeout=30)  # a guard against a hang, not a measurement
+    prefixes: list[str] = []
+
+    def together(params: dict[str, Any], **_: Any) -> None:
+        prefixes.append(params["Prefix"])
+        barrier.wait()
+
+    s3.meta.events.register("provide-client-params.s3.ListObjectsV2", together)
+    try:
+        listing = ok(two, command="view", path="/memories")
+    finally:
+        s3.meta.events.unregister("provide-client-params.s3.ListObjectsV2", together)
+    assert sorted(prefixes) == ["agents/_stores/support-guidelines/", "agents/_stores/team-notes/", "agents/agent-42/"]
+    assert "4.0K\t/memories/notes/\n4.0K\t/memories/tickets/" in listing
