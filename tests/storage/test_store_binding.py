@@ -7,6 +7,7 @@ from a store to an agent, from an agent to a store, or between two stores, fails
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -165,3 +166,13 @@ def test_a_write_to_a_store_records_the_writing_agent(s3: Any, memories: Any) ->
     assert (record.agent, record.command, record.actor) == ("agent-42", "create", "")
     vault = open_vault(ObjectStore(s3, BUCKET), LocalKeys(LOCAL_KEY), "agent-42", AgentOptions(prefix="agents/"))
     assert vault.writer is None  # an agent's own writes record no agent: the owner is the agent
+
+
+def test_s3memory_agents_lists_no_store(env: Any, memories: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.support.cli import run
+
+    memories("agent-42").create("/memories/a.md", "12345")
+    memories("_stores/guidelines").create("/memories/refunds.md", "123")
+    code, out, _ = run(capsys, "agents", "--json", "--quiet")
+    assert code == 0
+    assert json.loads(out) == [{"agent": "agent-42", "objects": 1, "bytes": 5}]
