@@ -22,7 +22,7 @@ from s3memory.core import mounts, paths, render
 from s3memory.core.mounts import Mount
 from s3memory.core.paths import MemoryPath, escape_for_display
 from s3memory.core.tree import Entry
-from s3memory.errors import CommandError
+from s3memory.errors import CommandError, InvalidPath
 
 from . import observe
 from .engine import Memory
@@ -43,9 +43,10 @@ class Mounted:
 
     # -- routing --
     def _where(self, raw: object) -> tuple[str, MemoryPath] | None:
-        """(mount, path inside it) when `raw` lies in a mount; None for the agent's own memory.
-        Raises the contract's `Invalid path` error for a path no memory could hold."""
-        return mounts.split(paths.parse(raw), self.stores) if isinstance(raw, str) else None
+        """(mount, path inside it) when `raw` lies in a mount; None for the agent's own memory, and
+        for a path no memory could hold (the agent's `Memory` refuses it, as without mounts)."""
+        path = _parsed(raw)
+        return None if path is None else mounts.split(path, self.stores)
 
     def _store(self, mount: str, raw: object, *, write: bool = False) -> Memory:
         store_mount, memory = self.stores[mount]
@@ -77,7 +78,9 @@ class Mounted:
     def view(self, raw_path: object, view_range: object = None) -> str:
         where = self._where(raw_path)
         if where is None:
-            if isinstance(raw_path, str) and paths.parse(raw_path).is_root:
+            path = _parsed(raw_path)
+            if path is not None and path.is_root:
+                assert isinstance(raw_path, str)
                 return self._observed("view", raw_path, lambda: self._view_root(raw_path))
             return self.memory.view(raw_path, view_range)
         mount, _ = where
@@ -146,13 +149,14 @@ class Mounted:
         )
 
     def rename(self, raw_old: object, raw_new: object) -> str:
-        old, new = self._where(raw_old), self._where(raw_new)
-        if old is None and new is None:
+        old_path, new_path = _parsed(raw_old), _parsed(raw_new)
+        if old_path is None or new_path is None or old_path.is_root:  # the agent's `Memory` refuses them
             return self.memory.rename(raw_old, raw_new)
         assert isinstance(raw_old, str)
         assert isinstance(raw_new, str)
-        if old is None and paths.parse(raw_old).is_root:
-            raise CommandError(fmt.cannot_rename_root())
+        old, new = mounts.split(old_path, self.stores), mounts.split(new_path, self.stores)
+        if old is None and new is None:
+            return self.memory.rename(raw_old, raw_new)
         if old is not None and old[1].is_root:
             raise CommandError(fmt.cannot_rename_mount(f"{paths.ROOT}/{old[0]}"))
         for where, raw in ((old, raw_old), (new, raw_new)):
@@ -170,6 +174,14 @@ class Mounted:
     def clear_all(self) -> str:
         """The agent's own memory only: a mounted store is never cleared by one of its readers."""
         return self.memory.clear_all()
+
+
+def _parsed(raw: object) -> MemoryPath | None:
+    """The path `raw` names, if it is one (the key-length limit is the owner's `Memory`'s to check)."""
+    try:
+        return paths.parse(raw)
+    except InvalidPath:
+        return None
 
 
 def _shown(raw: str) -> str:

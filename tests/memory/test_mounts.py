@@ -419,3 +419,18 @@ def test_the_root_listings_of_the_agent_and_its_mounts_are_in_flight_together(
         s3.meta.events.unregister("provide-client-params.s3.ListObjectsV2", together)
     assert sorted(prefixes) == ["agents/_stores/support-guidelines/", "agents/_stores/team-notes/", "agents/agent-42/"]
     assert "4.0K\t/memories/notes/\n4.0K\t/memories/tickets/" in listing
+
+
+def test_paths_are_validated_before_the_mount_rules(agent: Any, counter: CallCounter) -> None:
+    counter.reset()
+    assert err(agent, command="create", path=f"{G}/../x.md", file_text="x") == (
+        f"Error: Invalid path {G}/../x.md: it contains '..'"
+    )
+    assert err(agent, command="rename", old_path=f"{G}/refunds.md", new_path="/memories//x") == (
+        "Error: Invalid path /memories//x: it contains an empty segment"
+    )
+    assert err(agent, command="rename", old_path="/memories/a\\b", new_path=f"{G}/x.md") == (
+        "Error: Invalid path /memories/a\\\\b: it contains a backslash"
+    )
+    assert err(agent, command="delete", path=5) == "Error: Invalid path 5: it must be a string"
+    assert counter.by_op() == {}
