@@ -58,7 +58,7 @@ def measure(names: str = "plain") -> list[Row]:
     import boto3
     from moto import mock_aws
 
-    from s3memory import KmsKeys, S3MemoryTool
+    from s3memory import KmsKeys, Mount, S3MemoryTool
 
     os.environ.setdefault("AWS_ACCESS_KEY_ID", "bench")
     os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "bench")
@@ -70,7 +70,7 @@ def measure(names: str = "plain") -> list[Row]:
         key_id = kms.create_key()["KeyMetadata"]["KeyId"]
         counter = _Counter(s3, kms)
 
-        def tool_for(agent: str) -> S3MemoryTool:
+        def tool_for(agent: str, mounts: dict[str, Mount] | None = None) -> S3MemoryTool:
             return S3MemoryTool(
                 bucket=BUCKET,
                 agent_id=agent,
@@ -78,15 +78,16 @@ def measure(names: str = "plain") -> list[Row]:
                 s3_client=s3,
                 prefix="agents/",
                 names=names,  # type: ignore[arg-type]
+                mounts=mounts,
             )
 
         tool = tool_for("agent-1")
         tool.call({"command": "view", "path": "/memories"})  # warm-up: recovery check, not counted
         counter.take()
 
-        def run(name: str, budget: int | None, command: dict[str, Any], fails: bool = False) -> None:
+        def run(name: str, budget: int | None, command: dict[str, Any], fails: bool = False, on: Any = None) -> None:
             try:
-                tool.call(command)
+                (on or tool).call(command)
                 assert not fails, name
             except Exception:
                 if not fails:
@@ -122,6 +123,24 @@ def measure(names: str = "plain") -> list[Row]:
         run("delete a directory of 2 files", None, {"command": "delete", "path": "/memories/archive"})
         tool.close()
 
+        # Shared stores mounted beside the agent's memory (warm tools): one LIST more per mount.
+        curator = tool_for("curator", {s: Mount(s, read_only=False) for s in ("store-1", "store-2")})
+        for store in ("store-1", "store-2"):
+            for i in range(3):
+                curator.call({"command": "create", "path": f"/memories/{store}/{i}.md", "file_text": text})
+        curator.close()
+        mounted = {1: tool_for("agent-1", {"guidelines": Mount("store-1")}),
+                   2: tool_for("agent-1", {"guidelines": Mount("store-1"), "notes": Mount("store-2")})}  # fmt: skip
+        for warm in mounted.values():
+            warm.call({"command": "view", "path": "/memories"})
+            warm.call({"command": "view", "path": "/memories/guidelines/0.md"})
+        counter.take()
+        run("view /memories with 1 mount", 3, {"command": "view", "path": "/memories"}, on=mounted[1])
+        run("view /memories with 2 mounts", 4, {"command": "view", "path": "/memories"}, on=mounted[2])
+        run("view a file in a mount", 1, {"command": "view", "path": "/memories/guidelines/1.md"}, on=mounted[1])
+        for warm in mounted.values():
+            warm.close()
+
         # KMS: 40 creates + 40 views in one process, then a fresh tool reading 30 files.
         kms_tool = tool_for("agent-2")
         counter.take()
@@ -138,6 +157,14 @@ def measure(names: str = "plain") -> list[Row]:
         s3_calls, kms_calls = counter.take()
         rows.append(Row("KMS: fresh tool reads 30 files (budget ≤ 4 KMS)", s3_calls, kms_calls, None))
         fresh.close()
+        cold = tool_for("agent-3", {s: Mount(s) for s in ("store-1", "store-2")})
+        for store in ("store-1", "store-2"):
+            for i in range(3):
+                cold.call({"command": "view", "path": f"/memories/{store}/{i}.md"})
+        s3_calls, kms_calls = counter.take()
+        rows.append(Row("KMS: fresh tool reads 3 files in each of 2 mounts (budget ≤ 4 KMS)", s3_calls, kms_calls,
+                        None))  # fmt: skip
+        cold.close()
     return rows
 
 

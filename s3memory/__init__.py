@@ -31,6 +31,7 @@ _EXPORTS = {
     "Keys": "s3memory.storage.keys",
     "Limits": "s3memory.core.limits",
     "Memory": "s3memory.memory.engine",
+    "Mount": "s3memory.core.mounts",
     "Settings": "s3memory.config",
     "SecretGuard": "s3memory.core.guard",
     "assume_agent_session": "s3memory.storage.sts",
@@ -51,6 +52,7 @@ __all__ = [
     "Limits",
     "LocalKeys",
     "Memory",
+    "Mount",
     "S3MemoryError",
     "S3MemoryTool",
     "SecretGuard",
@@ -64,6 +66,7 @@ if TYPE_CHECKING:
     from .config import Settings
     from .core.guard import SecretGuard
     from .core.limits import Limits
+    from .core.mounts import Mount
     from .errors import CommandError, IntegrityError, KeyUnavailable, S3MemoryError, StorageError
     from .memory.engine import Memory
     from .storage.keys import Keys, LocalKeys

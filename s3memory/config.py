@@ -17,6 +17,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from .core import limits as defaults
 from .core.guard import GuardMode
+from .core.mounts import parse_env
 from .core.names import NameMode
 from .core.options import AgentOptions, MemoryOptions
 from .core.paths import validate_prefix
@@ -120,6 +121,15 @@ class Settings(StorageSettings):
     names: NameMode = Field(
         NameMode.PLAIN, description="store file and directory names in clear or encrypted (see `s3memory migrate`)"
     )
+    mounts: str = Field(
+        "", description='shared stores shown at /memories/NAME/: "NAME=STORE:ro,NAME=STORE:rw" (see docs/stores.md)'
+    )
+
+    @field_validator("mounts")
+    @classmethod
+    def _mounts(cls, value: str) -> str:
+        parse_env(value)
+        return value
 
     @field_validator("names")
     @classmethod
@@ -158,7 +168,7 @@ class Settings(StorageSettings):
 
     def memory_options(self) -> MemoryOptions:
         """How the commands run, as these settings say."""
-        return MemoryOptions(self.limits(), self.guard, self.max_workers, self.log_paths)
+        return MemoryOptions(self.limits(), self.guard, self.max_workers, self.log_paths, parse_env(self.mounts))
 
     def keys(self, kms_client: KMSClient | None = None) -> Keys:
         from .storage.keys import LocalKeys

@@ -26,9 +26,8 @@ from anthropic.types.beta import (
 from .core.messages import command_problem
 from .core.options import OptionKeywords, option_keywords, split_options
 from .errors import CommandError
-from .memory.commands import run
-from .memory.engine import Memory
-from .memory.open import open_memory
+from .memory.commands import Commands, run
+from .memory.open import open_memory, with_mounts
 from .storage.keys import Keys
 
 if TYPE_CHECKING:
@@ -90,7 +89,7 @@ def _answer(fn: Callable[..., str], *args: object) -> str:
     raise ToolError(message) from None  # outside the handler: the ToolError chains to nothing
 
 
-def _run(memory: Memory, name: str, command: object) -> str:
+def _run(memory: Commands, name: str, command: object) -> str:
     """Run SDK command object `command` through the one command table (`memory.commands`)."""
     return _answer(run, memory, name, lambda field: getattr(command, field, None))
 
@@ -121,14 +120,17 @@ class _ToolBase:
         **options: Unpack[OptionKeywords],
     ) -> None:
         """The options (`prefix`, `limits`, `guard`, `max_workers`, `log_paths`, `keystore_bucket`,
-        `key_rotation_days`, `actor`, `track_access`, `names`) are `core.options`' `AgentOptions`
-        and `MemoryOptions`. `cache_control`, `allowed_callers`, `defer_loading`, `strict` and
-        `input_examples` are the tool definition's optional fields: `to_dict()` sends exactly the
-        ones given."""
+        `key_rotation_days`, `actor`, `track_access`, `names`, `mounts`) are `core.options`'
+        `AgentOptions` and `MemoryOptions`; `mounts={"guidelines": Mount("support-guidelines")}`
+        shows shared stores at `/memories/<name>/` (docs/stores.md). `cache_control`,
+        `allowed_callers`, `defer_loading`, `strict` and `input_examples` are the tool definition's
+        optional fields: `to_dict()` sends exactly the ones given."""
         super().__init__(cache_control=cache_control)  # type: ignore[call-arg]  # the SDK's tool class
         self._definition = definition_fields(allowed_callers, defer_loading, strict, input_examples)
         agent, memory = split_options(options)
         self.memory, self._executor = open_memory(bucket, agent_id, keys, agent, memory, s3_client=s3_client)
+        # What the commands run on: `memory` itself, or with `mounts` the router over it and the stores.
+        self.commands: Commands = with_mounts(self.memory, agent, memory, self._executor)
 
     def to_dict(self) -> BetaMemoryTool20250818Param:
         param: BetaMemoryTool20250818Param = super().to_dict()  # type: ignore[misc]  # the SDK's tool class
@@ -165,25 +167,25 @@ class S3MemoryTool(_ToolBase, BetaAbstractMemoryTool):
         return result
 
     def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
-        return _run(self.memory, "view", command)
+        return _run(self.commands, "view", command)
 
     def create(self, command: BetaMemoryTool20250818CreateCommand) -> str:
-        return _run(self.memory, "create", command)
+        return _run(self.commands, "create", command)
 
     def str_replace(self, command: BetaMemoryTool20250818StrReplaceCommand) -> str:
-        return _run(self.memory, "str_replace", command)
+        return _run(self.commands, "str_replace", command)
 
     def insert(self, command: BetaMemoryTool20250818InsertCommand) -> str:
-        return _run(self.memory, "insert", command)
+        return _run(self.commands, "insert", command)
 
     def delete(self, command: BetaMemoryTool20250818DeleteCommand) -> str:
-        return _run(self.memory, "delete", command)
+        return _run(self.commands, "delete", command)
 
     def rename(self, command: BetaMemoryTool20250818RenameCommand) -> str:
-        return _run(self.memory, "rename", command)
+        return _run(self.commands, "rename", command)
 
     def clear_all_memory(self) -> str:
-        return _answer(self.memory.clear_all)
+        return _answer(self.commands.clear_all)
 
 
 class AsyncS3MemoryTool(_ToolBase, BetaAsyncAbstractMemoryTool):
@@ -208,22 +210,22 @@ class AsyncS3MemoryTool(_ToolBase, BetaAsyncAbstractMemoryTool):
         return result
 
     async def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
-        return await self._call(_run, self.memory, "view", command)
+        return await self._call(_run, self.commands, "view", command)
 
     async def create(self, command: BetaMemoryTool20250818CreateCommand) -> str:
-        return await self._call(_run, self.memory, "create", command)
+        return await self._call(_run, self.commands, "create", command)
 
     async def str_replace(self, command: BetaMemoryTool20250818StrReplaceCommand) -> str:
-        return await self._call(_run, self.memory, "str_replace", command)
+        return await self._call(_run, self.commands, "str_replace", command)
 
     async def insert(self, command: BetaMemoryTool20250818InsertCommand) -> str:
-        return await self._call(_run, self.memory, "insert", command)
+        return await self._call(_run, self.commands, "insert", command)
 
     async def delete(self, command: BetaMemoryTool20250818DeleteCommand) -> str:
-        return await self._call(_run, self.memory, "delete", command)
+        return await self._call(_run, self.commands, "delete", command)
 
     async def rename(self, command: BetaMemoryTool20250818RenameCommand) -> str:
-        return await self._call(_run, self.memory, "rename", command)
+        return await self._call(_run, self.commands, "rename", command)
 
     async def clear_all_memory(self) -> str:
-        return await self._call(_answer, self.memory.clear_all)
+        return await self._call(_answer, self.commands.clear_all)

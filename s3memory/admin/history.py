@@ -46,6 +46,7 @@ class Change:
     repeats: str = ""  # replayed: the older version whose sealed bytes it repeats; migrated: the version it copies
     old_names: bool = False  # stored under the file-name encoding the agent was migrated from
     authenticated: bool = True  # False: the version failed authentication (nothing in its header is believed)
+    agent: str = ""  # in a shared store: the agent whose tool wrote it ("" when none is recorded)
 
 
 @dataclass
@@ -117,11 +118,12 @@ def history(store: AdminStore, vault: Vault, path: MemoryPath | None, pool: Pool
             return change, (header.salt, header.commitment)
         record = vault.attribution_of(shown, header)
         actor, command = (record.actor, record.command) if record is not None else ("", "")
+        agent = record.agent if record is not None else ""
         action = ""
         if record is not None and record.command == "rename" and record.source:
             action = f"renamed-from {record.source}"
         change = Change(version.last_modified, shown.display, action, size, actor, version.version_id,
-                        version.latest, command, old_names=old)  # fmt: skip
+                        version.latest, command, old_names=old, agent=agent)  # fmt: skip
         return change, (header.salt, header.commitment)
 
     described: dict[Version, tuple[Change, tuple[bytes, bytes] | None]] = {}

@@ -1,8 +1,11 @@
 """`s3memory demo`: a scripted customer-service session on an in-process moto S3 + KMS.
 
 Nothing to configure and nothing leaves the process: moto answers every S3 and KMS call.
-It shows every command and its result, then the raw stored object, to prove the bytes at
-rest are ciphertext and the metadata carries no plaintext or path.
+A curator (another agent, with its own actor) fills the shared store `support-guidelines`; the
+support agent mounts it read-only at `/memories/guidelines/`, reads it, keeps its own notes beside
+it, and is refused when it tries to edit a guideline. Every command and its result is shown, then
+the raw stored object, to prove the bytes at rest are ciphertext and the metadata carries no
+plaintext or path, and who wrote it.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ from typing import Any, TextIO
 
 DEMO_BUCKET = "s3memory-demo"
 DEMO_AGENT = "support-agent-1"
+DEMO_CURATOR, DEMO_ACTOR = "guidelines-curator", "support-team-lead"
+DEMO_STORE = "support-guidelines"
 DEMO_PREFIX = "agents/"
 DEMO_KEY_ALIAS = "alias/s3memory-demo"
 
@@ -31,24 +36,36 @@ REFUNDS = """<refund_policy>
 </refund_policy>
 """
 
-SCRIPT: list[dict[str, Any]] = [
-    {"command": "view", "path": "/memories"},
-    {"command": "create", "path": "/memories/customer_service_guidelines.xml", "file_text": GUIDELINES},
-    {"command": "create", "path": "/memories/refund_policies.xml", "file_text": REFUNDS},
-    {"command": "create", "path": "/memories/customers/acme/notes.md", "file_text": "# ACME\n- prefers email\n"},
-    {"command": "view", "path": "/memories"},
-    {"command": "view", "path": "/memories/refund_policies.xml"},
+# The curator's tool mounts the store read-write as /memories/guidelines too.
+CURATOR_SCRIPT: list[dict[str, Any]] = [
+    {"command": "create", "path": "/memories/guidelines/customer_service_guidelines.xml", "file_text": GUIDELINES},
+    {"command": "create", "path": "/memories/guidelines/refund_policies.xml", "file_text": REFUNDS},
     {
         "command": "str_replace",
-        "path": "/memories/refund_policies.xml",
+        "path": "/memories/guidelines/refund_policies.xml",
         "old_str": "Full refund within 30 days of purchase.",
         "new_str": "Full refund within 30 days; store credit up to 60 days.",
+    },
+]
+
+SCRIPT: list[dict[str, Any]] = [
+    {"command": "view", "path": "/memories"},
+    {"command": "view", "path": "/memories/guidelines/refund_policies.xml"},
+    {"command": "create", "path": "/memories/customers/acme/notes.md", "file_text": "# ACME\n- prefers email\n"},
+    {"command": "view", "path": "/memories"},
+    {
+        "command": "str_replace",
+        "path": "/memories/guidelines/refund_policies.xml",
+        "old_str": "store credit up to 60 days",
+        "new_str": "store credit up to 365 days",
     },
     {"command": "insert", "path": "/memories/customers/acme/notes.md", "insert_line": 2,
      "insert_text": "- renewal due in March"},
     {"command": "rename", "old_path": "/memories/customers/acme", "new_path": "/memories/customers/acme-corp"},
     {"command": "view", "path": "/memories/customers/acme-corp/notes.md", "view_range": [1, -1]},
-    {"command": "create", "path": "/memories/refund_policies.xml", "file_text": "again"},
+    {"command": "rename", "old_path": "/memories/customers/acme-corp/notes.md",
+     "new_path": "/memories/guidelines/acme.md"},
+    {"command": "delete", "path": "/memories/guidelines"},
     {"command": "view", "path": "/memories/../../etc/passwd"},
     {"command": "delete", "path": "/memories/customers"},
     {"command": "view", "path": "/memories"},
@@ -81,33 +98,44 @@ def embedded() -> Iterator[tuple[Any, Any]]:
 
 
 def run(out: TextIO, *, raw_object: bool = True) -> int:
-    """Run the scripted session; returns the number of commands that raised ToolError."""
+    """Run the scripted session; returns the number of the support agent's commands that raised ToolError."""
+    from s3memory.core.mounts import Mount
     from s3memory.storage.kms import KmsKeys
-    from s3memory.tool import S3MemoryTool, ToolError
+    from s3memory.tool import S3MemoryTool
 
-    errors = 0
     with embedded() as (s3, kms):
         counts = {"s3": 0, "kms": 0}
         _count_calls(s3, kms, counts)
         write: Callable[[str], Any] = out.write
         write(f"Embedded moto S3 bucket {DEMO_BUCKET!r}, KMS key alias/s3memory-demo, agent {DEMO_AGENT!r}\n\n")
-        with S3MemoryTool(
-            bucket=DEMO_BUCKET,
-            agent_id=DEMO_AGENT,
-            keys=KmsKeys(DEMO_KEY_ALIAS, kms_client=kms),
-            s3_client=s3,
-            prefix=DEMO_PREFIX,
-        ) as tool:
-            for command in SCRIPT:
-                write(f">>> {json.dumps(command, ensure_ascii=False)}\n")
-                try:
-                    write(tool.call(command) + "\n\n")
-                except ToolError as exc:
-                    errors += 1
-                    write(f"[tool_result is_error=true] {exc.content}\n\n")
-        write(f"Calls made: {counts['s3']} to S3, {counts['kms']} to KMS\n")
-        if raw_object:
-            _show_raw(s3, write)
+        common: dict[str, Any] = {"bucket": DEMO_BUCKET, "keys": KmsKeys(DEMO_KEY_ALIAS, kms_client=kms),
+                                  "s3_client": s3, "prefix": DEMO_PREFIX}  # fmt: skip
+        write(
+            f"== {DEMO_CURATOR} (actor {DEMO_ACTOR!r}) curates the shared store {DEMO_STORE!r}, mounted read-write\n\n"
+        )
+        with S3MemoryTool(agent_id=DEMO_CURATOR, actor=DEMO_ACTOR,
+                          mounts={"guidelines": Mount(DEMO_STORE, read_only=False)}, **common) as curator:  # fmt: skip
+            _session(curator, CURATOR_SCRIPT, write)
+        write(f"== {DEMO_AGENT} mounts {DEMO_STORE!r} read-only at /memories/guidelines\n\n")
+        with S3MemoryTool(agent_id=DEMO_AGENT, mounts={"guidelines": Mount(DEMO_STORE)}, **common) as tool:
+            errors = _session(tool, SCRIPT, write)
+            write(f"Calls made: {counts['s3']} to S3, {counts['kms']} to KMS\n")
+            if raw_object:
+                _show_raw(s3, tool, write)
+    return errors
+
+
+def _session(tool: Any, script: list[dict[str, Any]], write: Callable[[str], Any]) -> int:
+    from s3memory.tool import ToolError
+
+    errors = 0
+    for command in script:
+        write(f">>> {json.dumps(command, ensure_ascii=False)}\n")
+        try:
+            write(tool.call(command) + "\n\n")
+        except ToolError as exc:
+            errors += 1
+            write(f"[tool_result is_error=true] {exc.content}\n\n")
     return errors
 
 
@@ -122,8 +150,10 @@ def _count_calls(s3: Any, kms: Any, counts: dict[str, int]) -> None:
     kms.meta.events.register("before-call.kms.*", bump("kms"))
 
 
-def _show_raw(s3: Any, write: Callable[[str], Any]) -> None:
-    key = f"{DEMO_PREFIX}{DEMO_AGENT}/refund_policies.xml"
+def _show_raw(s3: Any, tool: Any, write: Callable[[str], Any]) -> None:
+    from s3memory.core.envelope import Header
+
+    key = f"{DEMO_PREFIX}_stores/{DEMO_STORE}/refund_policies.xml"
     obj = s3.get_object(Bucket=DEMO_BUCKET, Key=key)
     body = obj["Body"].read()
     write(f"\nRaw stored object s3://{DEMO_BUCKET}/{key}\n")
@@ -134,3 +164,7 @@ def _show_raw(s3: Any, write: Callable[[str], Any]) -> None:
         write(f"    x-amz-meta-{name}: {shown}\n")
     write(f"  First 48 bytes of the body: {body[:48].hex()}\n")
     write(f"  Does the body contain the text 'refund'? {b'refund' in body}\n")
+    store = tool.commands.stores["guidelines"][1].vault
+    path = store.parse("/memories/refund_policies.xml")
+    record = store.attribution_of(path, Header.from_metadata(obj["Metadata"]))
+    write(f"  Written by (sealed in the header): actor {record.actor!r}, agent {record.agent!r}, {record.command}\n")

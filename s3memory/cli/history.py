@@ -67,6 +67,7 @@ def run_history(args: argparse.Namespace) -> int:
                     "action": c.action,
                     "size": c.size,
                     "actor": c.actor or None,
+                    "agent": c.agent or None,
                     "command": c.command or None,
                     "version": c.version_id,
                     "current": c.latest,
@@ -90,7 +91,7 @@ def _history_line(c: Change) -> str:
     when = c.time.strftime("%Y-%m-%dT%H:%M:%SZ") if c.time else "-"
     size = "-" if c.size is None else count(c.size, "byte")
     current = " (current)" if c.latest and c.size is not None and not c.old_names else ""
-    actor = f"actor {c.actor or '-'}"
+    actor = f"actor {c.actor or '-'}" + (f" agent {c.agent}" if c.agent else "")
     if c.size is None and c.command and c.command != "delete":
         actor += f" ({c.command})"  # a deletion made by an operator command: restore, prune, ...
     notes = ""

@@ -77,11 +77,16 @@ def run_mcp(args: argparse.Namespace) -> int:
     assert isinstance(settings, Settings)
     from botocore.exceptions import BotoCoreError
 
+    from s3memory.core.mounts import parse_specs
     from s3memory.mcp.dispatch import open_memory
     from s3memory.mcp.server import serve_http, serve_stdio
 
     try:
-        memory, executor = open_memory(settings, args.agent)
+        mounts = None if args.mount is None else parse_specs(args.mount)
+    except ValueError as err:  # a name given twice
+        raise UsageError(f"--mount: {err}") from None
+    try:
+        memory, executor = open_memory(settings, args.agent, mounts)
     except BotoCoreError as err:  # unknown profile, no region, ...: the message names no secret
         raise UsageError(f"AWS configuration: {err}") from None
     try:

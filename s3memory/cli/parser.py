@@ -66,6 +66,16 @@ def _agent_id(text: str) -> str:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
+def _mount(text: str) -> str:
+    from s3memory.core.mounts import parse_spec
+
+    try:
+        parse_spec(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+    return text
+
+
 def _workers(text: str) -> int:
     value = int(text) if text.isdigit() else 0
     if not 1 <= value <= 256:
@@ -309,6 +319,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, help="HTTP: port (default 8000; 0 picks a free one)")
     p.add_argument("--allow-remote", action="store_true",
                    help="HTTP: bind a non-loopback address; requires S3MEMORY_MCP_TOKEN")  # fmt: skip
+    p.add_argument("--mount", type=_mount, action="append", metavar="NAME=STORE[:ro|:rw]",
+                   help="show a shared store at /memories/NAME (read-only unless :rw); repeatable; "
+                        "replaces S3MEMORY_MOUNTS")  # fmt: skip
     for name in REPORTS:  # the other commands that report take --json too (docs/cli.md: JSON output)
         sub.choices[name].add_argument("--json", action="store_true", help="the report as JSON on stdout")
     return parser

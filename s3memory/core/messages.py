@@ -251,3 +251,27 @@ def cannot_rename_root() -> str:
 
 def into_itself(display: str) -> str:
     return f"Error: Cannot move {display} into itself"
+
+
+# -- mounted stores (see `core.mounts`) --
+def read_only_mount(display: str, mount: str) -> str:
+    return (
+        f"Error: Cannot change {display}: {mount} is a read-only shared store. "
+        "Nothing was changed; retrying will not help."
+    )
+
+
+def cannot_delete_mount(mount: str) -> str:
+    return f"Error: Cannot delete the mounted store {mount} itself"
+
+
+def cannot_rename_mount(mount: str) -> str:
+    return f"Error: Cannot rename the mounted store {mount} itself"
+
+
+def rename_across_stores(old: str, new: str) -> str:
+    return (
+        f"Error: Cannot rename {old} to {new}: a rename cannot move files between this memory and a shared "
+        "store, or between two stores. Nothing was changed; create the file at the new path and delete the old one "
+        "instead."
+    )

@@ -1,21 +1,24 @@
 """The options of an agent's memory, defined once. Pure.
 
 `AgentOptions` is how the agent's objects are stored (its prefix, keystore, key rotation, who
-writes, access tags, name mode); `MemoryOptions` is what one command may cost and how it runs
-(limits, secret guard, workers, logging). Both are frozen and checked when built. The tool
-constructors take their fields as keywords (`OptionKeywords`), `Settings` reads them from
-`S3MEMORY_*`, and `storage.session.open_vault` / `memory.open.open_memory` take the objects: a new
-option is a field here and a line in the reader of `Settings`, nowhere else.
+writes, access tags, name mode), and those of the shared stores it mounts; `MemoryOptions` is what
+one command may cost and how it runs (limits, secret guard, workers, logging, mounts). Both are
+frozen and checked when built. The tool constructors take their fields as keywords
+(`OptionKeywords`), `Settings` reads them from `S3MEMORY_*`, and `storage.session.open_vault` /
+`memory.open.open_memory` take the objects: a new option is a field here and a line in the reader
+of `Settings`, nowhere else.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
 from .guard import Guard, GuardMode
 from .limits import DEFAULT_KEY_ROTATION_DAYS, DEFAULT_MAX_WORKERS, Limits
+from .mounts import Mount, checked
 from .names import NameMode
 from .paths import validate_prefix
 
@@ -51,16 +54,20 @@ class AgentOptions:
 @dataclass(frozen=True)
 class MemoryOptions:
     """How the commands run: their `limits`, the secret `guard` ("block", "redact", "off" or a
-    `Guard`), the worker threads of parallel requests, and whether log records name the path."""
+    `Guard`), the worker threads of parallel requests, whether log records name the path, and the
+    shared stores `mounts` shows beside the agent's memory ({name: Mount(store)}, see docs/stores.md;
+    a store is stored as `AgentOptions` says, under its owner label `_stores/<store-id>`)."""
 
     limits: Limits = field(default_factory=Limits)
     guard: Guard | GuardMode = "block"
     max_workers: int = DEFAULT_MAX_WORKERS
     log_paths: bool = False
+    mounts: Mapping[str, Mount] = field(default_factory=dict, hash=False)
 
     def __post_init__(self) -> None:
         if self.max_workers < 1:
             raise ValueError("max_workers must be at least 1")
+        object.__setattr__(self, "mounts", checked(self.mounts))
 
 
 class OptionKeywords(TypedDict, total=False):
@@ -76,6 +83,7 @@ class OptionKeywords(TypedDict, total=False):
     guard: Guard | GuardMode
     max_workers: int
     log_paths: bool
+    mounts: Mapping[str, Mount] | None
 
 
 _AGENT = frozenset(f.name for f in dataclasses.fields(AgentOptions))
@@ -89,8 +97,9 @@ def split_options(keywords: OptionKeywords) -> tuple[AgentOptions, MemoryOptions
     unknown = sorted(set(given) - _AGENT - _MEMORY)
     if unknown:
         raise TypeError(f"unexpected keyword argument {unknown[0]!r}")
-    if given.get("limits", 0) is None:
-        del given["limits"]
+    for name in ("limits", "mounts"):
+        if given.get(name, 0) is None:
+            del given[name]
     agent = AgentOptions(**{k: v for k, v in given.items() if k in _AGENT})
     memory = MemoryOptions(**{k: v for k, v in given.items() if k in _MEMORY})
     return agent, memory

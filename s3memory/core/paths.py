@@ -69,6 +69,40 @@ def validate_agent_id(agent_id: object) -> str:
     return agent_id
 
 
+# A shared store's objects live below `{prefix}_stores/<store-id>/`: "_" starts no agent id, so a
+# store's root can never be an agent's, and the label is what its ciphertext and keys are bound to.
+STORES_FOLDER = "_stores"
+
+
+def validate_store_id(store_id: object) -> str:
+    """Return `store_id` if it follows the agent-id rules, else ValueError naming it a store id."""
+    if not isinstance(store_id, str) or _AGENT_ID.fullmatch(store_id) is None:
+        raise ValueError(
+            "store id must be 1-128 characters of letters, digits, '.', '_' or '-', starting with a letter or digit"
+        )
+    return store_id
+
+
+def store_owner(store_id: str) -> str:
+    """The owner label of store `store_id`, `_stores/<store-id>`: its root is `agent_root(prefix,
+    label)`, and its envelopes, hidden names, intents and KMS context bind the label as an agent's
+    bind its id."""
+    return f"{STORES_FOLDER}/{validate_store_id(store_id)}"
+
+
+def validate_owner(owner: object) -> str:
+    """Return `owner` if it is an agent id or a store's owner label (`store_owner`), else ValueError."""
+    if isinstance(owner, str) and owner.startswith(STORES_FOLDER + "/"):
+        validate_store_id(owner[len(STORES_FOLDER) + 1 :])
+        return owner
+    return validate_agent_id(owner)
+
+
+def store_of(owner: str) -> str | None:
+    """The store id of owner label `owner`; None for an agent id."""
+    return owner[len(STORES_FOLDER) + 1 :] if owner.startswith(STORES_FOLDER + "/") else None
+
+
 def validate_prefix(prefix: object) -> str:
     """Return `prefix` if it is "" or ends with "/" and has no empty or dot segments."""
     if not isinstance(prefix, str):
@@ -185,7 +219,8 @@ def parse(raw: object, *, key_root: str = "", reserved_ok: bool = False, encrypt
 
 
 def agent_root(prefix: str, agent_id: str) -> str:
-    """`{prefix}{agent_id}/`: every key of the agent starts with this, and no other agent's does."""
+    """`{prefix}{agent_id}/`: every key of the agent (or of the store whose owner label is
+    `agent_id`) starts with this, and no other owner's does."""
     return f"{prefix}{agent_id}/"
 
 

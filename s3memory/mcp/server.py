@@ -27,8 +27,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 
 from s3memory.core.version import __version__
-from s3memory.memory.commands import answer
-from s3memory.memory.engine import Memory
+from s3memory.memory.commands import Commands, answer
 
 from .auth import BearerToken, HostCheck, is_loopback
 from .schema import DESCRIPTION, INPUT_SCHEMA, INSTRUCTIONS, TOOL_NAME
@@ -47,7 +46,7 @@ TOOL = types.Tool(
 )
 
 
-def build_server(memory: Memory) -> Server[Any]:
+def build_server(memory: Commands) -> Server[Any]:
     """The MCP server answering for `memory` (one agent)."""
 
     async def list_tools(_ctx: Any, _params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
@@ -73,14 +72,14 @@ def build_server(memory: Memory) -> Server[Any]:
     )
 
 
-async def serve_stdio(memory: Memory) -> None:
+async def serve_stdio(memory: Commands) -> None:
     """Serve one client on stdin/stdout until it closes stdin."""
     server = build_server(memory)
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def http_app(memory: Memory, host: str, token: str | None) -> Any:
+def http_app(memory: Commands, host: str, token: str | None) -> Any:
     """The ASGI app: the streamable-HTTP endpoint at `/mcp`, behind the bearer token if one is set,
     and behind the `Host` and `Origin` checks always."""
     unchecked = TransportSecuritySettings(enable_dns_rebinding_protection=False)  # HostCheck does it, for every host
@@ -91,7 +90,7 @@ def http_app(memory: Memory, host: str, token: str | None) -> Any:
 
 
 def serve_http(
-    memory: Memory, host: str, port: int, token: str | None, listening: Callable[[str], None] | None = None
+    memory: Commands, host: str, port: int, token: str | None, listening: Callable[[str], None] | None = None
 ) -> None:
     """Serve HTTP on host:port until interrupted (SIGINT/SIGTERM); `listening(url)` once bound."""
     import uvicorn

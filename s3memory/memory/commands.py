@@ -22,6 +22,10 @@ from s3memory.core import messages
 from s3memory.errors import CommandError
 
 from .engine import Memory
+from .mounts import Mounted
+
+# What the commands run on: the agent's `Memory`, or the `Mounted` router over it and its mounts.
+Commands = Memory | Mounted
 
 
 class Command(NamedTuple):
@@ -39,7 +43,7 @@ TABLE: dict[str, Command] = {
 }
 
 
-def run(memory: Memory, command: str, get: Callable[[str], object]) -> str:
+def run(memory: Commands, command: str, get: Callable[[str], object]) -> str:
     """Run `command` on `memory` with the value `get(field)` of each of its fields.
 
     Raises `CommandError` as `Memory` does (also for a command not in the table: the contract's
@@ -52,7 +56,7 @@ def run(memory: Memory, command: str, get: Callable[[str], object]) -> str:
     return method(*(get(field) for field in entry.fields))
 
 
-def answer(memory: Memory, arguments: object) -> tuple[str, bool]:
+def answer(memory: Commands, arguments: object) -> tuple[str, bool]:
     """Run the command `arguments` names; (its answer, False), or (the contract's error text, True)."""
     problem = messages.command_problem(arguments)
     if problem is not None:

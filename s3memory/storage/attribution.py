@@ -29,6 +29,7 @@ class Attribution:
     command: str = ""
     source: str = ""  # the path a rename copied the file from
     write: str = ""  # the write id: unique to one PUT of a memory command ("" if none)
+    agent: str = ""  # in a shared store: the id of the agent whose tool wrote ("" elsewhere)
 
     def encode(self) -> bytes:
         record = {"a": self.actor, "c": self.command}
@@ -36,13 +37,18 @@ class Attribution:
             record["s"] = self.source
         if self.write:
             record["w"] = self.write
+        if self.agent:
+            record["g"] = self.agent
         return json.dumps(record, separators=(",", ":"), sort_keys=True, ensure_ascii=False).encode("utf-8")
 
     @classmethod
     def decode(cls, data: bytes) -> Attribution:
         try:
             record = json.loads(data.decode("utf-8"))
-            return cls(str(record["a"]), str(record["c"]), str(record.get("s", "")), str(record.get("w", "")))
+            return cls(
+                str(record["a"]), str(record["c"]), str(record.get("s", "")), str(record.get("w", "")),
+                str(record.get("g", "")),
+            )  # fmt: skip
         except (ValueError, KeyError, TypeError, UnicodeError):
             raise IntegrityError() from None
 

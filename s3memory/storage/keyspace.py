@@ -1,4 +1,7 @@
-"""Where an agent's objects live: memory paths to S3 keys and back, under `{prefix}{agent}/`.
+"""Where an owner's objects live: memory paths to S3 keys and back, under `{prefix}{agent}/`.
+
+An owner is an agent or a shared store; a store's `agent_id` is its owner label
+`_stores/<store-id>` (`core.paths.store_owner`), laid out and bound exactly as an agent id.
 
 One object answers every layout question (the agent's root, a file's key, a directory's
 prefix, a key's path, whether a key is bookkeeping), so no command re-derives it.
@@ -17,7 +20,8 @@ from s3memory.errors import CommandError
 
 @dataclass(frozen=True)
 class AgentKeyspace:
-    """The key layout of one agent. Validates the prefix and agent id when built.
+    """The key layout of one agent (or store). Validates the prefix and the agent id or store
+    owner label when built.
 
     `names`: the codec of the agent's name mode (plain, or encrypted with its name key), or a
     resolver that reads the mode when first needed (`storage.names.NameResolver`).
@@ -30,7 +34,7 @@ class AgentKeyspace:
 
     def __post_init__(self) -> None:
         paths.validate_prefix(self.prefix)
-        paths.validate_agent_id(self.agent_id)
+        paths.validate_owner(self.agent_id)
 
     def codec(self) -> NameCodec:
         return self.names.codec()

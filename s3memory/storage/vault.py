@@ -12,7 +12,7 @@ import logging
 import time
 from dataclasses import dataclass
 
-from s3memory.core import envelope
+from s3memory.core import envelope, paths
 from s3memory.core.envelope import Header
 from s3memory.core.keyring import Ring
 from s3memory.core.limits import DEFAULT_KEY_ROTATION_DAYS
@@ -41,6 +41,9 @@ class Sealed:
 class Vault:
     """The agent's objects, sealed and opened. Built by `storage.session.open_vault`.
 
+    `agent_id`: the agent, or a shared store's owner label (`core.paths.store_owner`), which the
+    envelopes, names and keys bind as an agent's bind its id; `writer`: the agent writing to a store.
+
     `keystore_store`: the bucket of the agent's keystore, when it is not the memory bucket.
     `names`: the name mode the vault needs (see `storage.names.NameResolver`): a tool's PLAIN or
     ENCRYPTED (the agent must be in it, or every command is refused with `NamesMismatch`), AUTO
@@ -61,12 +64,16 @@ class Vault:
         track_access: bool = False,
         names: NameMode | None = NameMode.PLAIN,
         new_agent: NameMode | None = None,
+        writer: str | None = None,
     ) -> None:
         self.store = store
         self.keys = keys
         layout = AgentKeyspace(prefix, agent_id)
         self.agent_id = agent_id
         self.actor = None if actor is None else validate_actor(actor)
+        # In a shared store (`agent_id` is its owner label): the agent whose tool writes, recorded in
+        # every write's attribution beside the actor.
+        self.writer = None if writer is None else paths.validate_agent_id(writer)
         self.access = AccessLog(enabled=track_access)
         self.keystore = Keystore(
             keystore_store or store, keys, layout, caches=keys.caches, rotation_days=rotation_days,
@@ -125,10 +132,10 @@ class Vault:
 
     def _attribution(self, write_id: str = "") -> Attribution | None:
         under_way = attribution.current()
-        if under_way is None and self.actor is None and not write_id:
+        if under_way is None and self.actor is None and not write_id and self.writer is None:
             return None
         base = under_way or Attribution()
-        return Attribution(self.actor or "", base.command, base.source, write_id)
+        return Attribution(self.actor or "", base.command, base.source, write_id, self.writer or "")
 
     def attribution_of(self, path: MemoryPath, header: Header) -> Attribution | None:
         """The authenticated attribution record in `header` (None: the writer recorded none)."""

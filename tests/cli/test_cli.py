@@ -465,6 +465,17 @@ def test_demo_still_runs(capsys):
         "Embedded moto S3 bucket 's3memory-demo', KMS key alias/s3memory-demo, agent 'support-agent-1'\n"
     )
     assert "Does the body contain the text 'refund'? False" in out
+    # The support agent reads the curated store through its read-only mount, and cannot edit it.
+    assert "\n4.0K\t/memories/guidelines/\n215B\t/memories/guidelines/customer_service_guidelines.xml\n" in out
+    assert (
+        '>>> {"command": "str_replace", "path": "/memories/guidelines/refund_policies.xml", "old_str": "store credit '
+        'up to 60 days", "new_str": "store credit up to 365 days"}\n[tool_result is_error=true] Error: Cannot change '
+        "/memories/guidelines/refund_policies.xml: /memories/guidelines is a read-only shared store. Nothing was "
+        "changed; retrying will not help.\n"
+    ) in out
+    assert out.endswith(
+        "Written by (sealed in the header): actor 'support-team-lead', agent 'guidelines-curator', str_replace\n"
+    )
 
 
 # --- repair ----------------------------------------------------------------------------

@@ -30,7 +30,9 @@ def test_the_demo_logs_no_connection_pool_warning(caplog: pytest.LogCaptureFixtu
 
     caplog.set_level(logging.WARNING, logger="s3memory")
     out = io.StringIO()
-    assert run(out, raw_object=False) == 2  # the script's two failures on purpose
+    # The support agent's four failures on purpose: an edit and a rename into the read-only mount,
+    # deleting the mount point, and a path with '..'.
+    assert run(out, raw_object=False) == 4
     assert "Calls made:" in out.getvalue()
     assert _pool_warnings(caplog) == []
 

@@ -37,6 +37,10 @@ EXPECTED_S3 = {
     "rename a directory of 2 files": 11,
     # HEAD, list, intent PUT, DeleteObjects, intent DELETE
     "delete a directory of 2 files": 5,
+    # Shared stores (docs/stores.md): the agent's root listing and one LIST per mount, sent together.
+    "view /memories with 1 mount": 2,
+    "view /memories with 2 mounts": 3,
+    "view a file in a mount": 1,
 }
 
 
@@ -66,6 +70,12 @@ def test_kms_calls_fresh_tool_reading_30_files(rows):
     assert row.kms == 1  # one Decrypt: all 30 objects are sealed under the agent's one branch key
     # recovery check of a fresh tool (the same listing finds the keystore) + one GET per file
     assert row.s3 == 1 + 30
+
+
+def test_a_cold_reader_makes_one_kms_call_per_mounted_store(rows):
+    row = rows["KMS: fresh tool reads 3 files in each of 2 mounts (budget ≤ 4 KMS)"]
+    assert row.kms == 2  # one Decrypt per store: each store's files are sealed under its one branch key
+    assert row.s3 == 2 * (1 + 3)  # per store: the recovery check (which finds its keystore) + one GET per file
 
 
 def test_round_trips_are_sent_together(make_tool, counter):
@@ -131,6 +141,7 @@ def test_encrypted_names_cost_a_warm_tool_what_plain_names_cost(rows, encrypted_
         FIRST_WRITE: (4, 1, 7, 2),
         "KMS: 40 creates + 40 views (budget ≤ 4 KMS)": (163, 1, 167, 2),
         "KMS: fresh tool reads 30 files (budget ≤ 4 KMS)": (31, 1, 31, 2),
+        "KMS: fresh tool reads 3 files in each of 2 mounts (budget ≤ 4 KMS)": (8, 2, 8, 4),  # each store's name key
     }
 
 
