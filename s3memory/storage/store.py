@@ -16,6 +16,7 @@ from s3memory.errors import NotFound, PreconditionFailed, StorageError
 
 from .capabilities import Capabilities, not_implemented
 from .errors_table import NOT_IMPLEMENTED, call
+from .timestamps import parse_fast
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
@@ -48,11 +49,15 @@ class Page:
 
 
 class ObjectStore:
-    """One bucket through one boto3 S3 client (thread-safe, shared by worker threads)."""
+    """One bucket through one boto3 S3 client (thread-safe, shared by worker threads).
+
+    The client is made to parse timestamps without `dateutil` (`timestamps.parse_fast`: the same
+    values, a fraction of a listing's CPU), unless its owner set parsers of their own."""
 
     def __init__(self, s3_client: S3Client, bucket: str) -> None:
         if not bucket:
             raise ValueError("bucket must be a non-empty bucket name")
+        parse_fast(s3_client)
         self.s3 = s3_client
         self.bucket = bucket
         self.capabilities = Capabilities()
