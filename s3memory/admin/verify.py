@@ -84,10 +84,16 @@ def _keystore(vault: Vault, report: VerifyReport) -> tuple[list[str], str]:
         records = vault.keystore.records()
         ring = vault.keystore.ring()
         named = vault.keystore.record(ring, NAME_KEY_GENERATION) if ring.name_claimed else None
-        state = vault.keystore.names_state(ring)
+        recorded = vault.keystore.names_record(ring)
+        mode_problem = vault.keystore.mode_problem(ring)
     except (StorageError, KeyUnavailable, IntegrityError) as err:
         report.problems.append(Problem(vault.agent_id, "keystore", for_report(err)))
         return [], ""
+    if mode_problem:
+        fix = f"record the mode its names must have: s3memory migrate --agent {vault.agent_id} --names MODE"
+        report.problems.append(
+            Problem(vault.agent_id, "name mode", f"{mode_problem}; tools refuse it unless it says encrypted; {fix}")
+        )
     _out_of_sequence(vault.agent_id, ring, records, report)
     for record in records:
         try:
@@ -100,7 +106,7 @@ def _keystore(vault: Vault, report: VerifyReport) -> tuple[list[str], str]:
         except (KeyUnavailable, IntegrityError) as err:
             report.problems.append(Problem(vault.agent_id, f"name key {named.branch_id}", for_report(err)))
         else:
-            mode = "plain" if state is None else state[1]
+            mode = "plain" if recorded is None else recorded[1]
             report.name_keys.append(NameKey(vault.agent_id, named.branch_id, mode))
     active = [r.branch_id for r in records if r.generation == ring.active_generation]
     return [r.branch_id for r in records], active[0] if active else ""

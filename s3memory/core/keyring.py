@@ -192,6 +192,7 @@ class Ring:
     records: dict[str, list[BranchRecord]] = field(default_factory=dict)  # branch id -> index records
     name_claimed: bool = False  # the name key (generation 0) has a claim
     modes: dict[int, set[str]] = field(default_factory=dict)  # name mode entries: seq -> states
+    tags: dict[tuple[int, str], str] = field(default_factory=dict)  # (seq, state) -> its entry's tag
     mode_claims: set[int] = field(default_factory=set)  # seqs (2 and up) with a name mode claim
     shredded: bool = False  # `shred --keys-only` destroyed the agent's keys and left its note (SHREDDED)
     erasing: bool = False  # a purge or shred of the agent is under way (or was interrupted)
@@ -220,6 +221,8 @@ class Ring:
             mode = MODE_ENTRY.fullmatch(name)
             if mode is not None:
                 ring.modes.setdefault(int(mode.group(1)), set()).add(mode.group(2))
+                if mode.group(3):
+                    ring.tags[(int(mode.group(1)), mode.group(2))] = mode.group(3)
                 continue
             if is_names_claim(name):
                 ring.mode_claims.add(int(name.removeprefix("names.")))
@@ -251,6 +254,7 @@ class Ring:
             {k: list(v) for k, v in self.records.items()},
             self.name_claimed,
             {k: set(v) for k, v in self.modes.items()},
+            dict(self.tags),
             set(self.mode_claims),
             self.shredded,
             self.erasing,

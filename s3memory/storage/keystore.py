@@ -243,9 +243,13 @@ class Keystore(NameModeRecords, KeyUnwrapping):
 
     # -- hidden names --
     def name_key(self) -> BranchKey:
-        """The agent's name key (generation 0), created on first use; never rotated."""
+        """The agent's name key (generation 0), created on first use; never rotated. Created after
+        generation 1 (`active`), whose claim records the agent's first name mode: a tool that loses
+        the agent to a plain one never leaves a name key beside plain names (see `keystore_modes`)."""
         ring = self.ring()
         if not ring.name_claimed:
+            if not ring.active_generation:
+                self.active()  # the agent's start: generation 1 first
             with self._create_lock:
                 ring = self.ring()
                 if not ring.name_claimed:
