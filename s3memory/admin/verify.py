@@ -113,18 +113,22 @@ def _keystore(vault: Vault, report: VerifyReport) -> tuple[list[str], str]:
 
 
 def _out_of_sequence(agent: str, ring: Ring, records: list[BranchRecord], report: VerifyReport) -> None:
-    """Report a missing generation and each claim after it: rotation never skips one, so no tool
-    or operator created those keys (e.g. a stolen agent credential); they are never active."""
+    """Report a missing generation and each claim after it, and each claim `rotate` voided: rotation
+    never skips one, so no tool or operator created those keys (e.g. a stolen agent credential);
+    they are never active."""
     stray = ring.out_of_sequence
     if not stray:
         return
-    missing = ring.active_generation + 1
-    why = f"branch key generation {missing} is missing; the claims after it ({len(stray)}) are out of sequence"
-    report.problems.append(Problem(agent, "keystore", why + " and never used to write"))
+    gapped = [g for g in stray if g not in ring.void]
+    if gapped:
+        missing = ring.run_end + 1
+        why = f"branch key generation {missing} is missing; the claims after it ({len(gapped)}) are out of sequence"
+        report.problems.append(Problem(agent, "keystore", why + " and never used to write"))
     for record in records:
         if record.generation in stray:
+            how = "voided by s3memory rotate" if record.generation in ring.void else "never used to write"
             why = (
-                "claimed out of sequence: no tool or operator created it, and it is never used to write; "
+                f"claimed out of sequence: no tool or operator created it, and it is {how}; "
                 "objects sealed under it are read until s3memory retire (reseal moves them to the active key)"
             )
             report.problems.append(Problem(agent, f"branch key {record.branch_id}", why))

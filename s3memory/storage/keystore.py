@@ -11,6 +11,7 @@ keys in use.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -59,6 +60,10 @@ class Rotation:
     previous: BranchRecord | None
     active: BranchRecord
     created: bool  # False: another process rotated at the same moment and its key was adopted
+    voided: tuple[int, ...] = ()  # generations claimed out of sequence that this rotation voided
+
+
+ROTATE_ATTEMPTS = 3
 
 
 class Keystore(NameModeRecords, KeyUnwrapping):
@@ -163,7 +168,9 @@ class Keystore(NameModeRecords, KeyUnwrapping):
         ring = self.ring()
         if branch_id not in ring.records and generation not in ring.claims:
             ring = self.ring(refresh=True)  # perhaps newer than what this process has seen
-        if generation <= ring.retired or (ring.retired and generation > ring.active_generation):
+        if generation <= ring.retired or (
+            ring.retired and (generation > ring.active_generation or generation in ring.void)
+        ):
             raise KeyRetired()  # retired, or claimed out of sequence and `retire` has run
         candidates = list(ring.records.get(branch_id, ()))
         if not candidates and generation in ring.claims:
@@ -227,15 +234,35 @@ class Keystore(NameModeRecords, KeyUnwrapping):
 
     def rotate(self) -> Rotation:
         """Make a new branch key active now (operator's `s3memory rotate`): the generation after
-        the active one. `RotationRefused` (with the exact reason) if that cannot make a new key
-        active (`Ring.next_generation`)."""
+        the run. A claim out of sequence that it would join to the run (claimed right after it,
+        e.g. by a stolen agent credential) is voided first (`keyring.void_entry`), and so is one
+        claimed after it meanwhile, so the key this creates is active. `RotationRefused` (with the
+        exact reason) only when no generation is left (retired entries, `MAX_GENERATION`), or other
+        processes claimed each generation it tried."""
         ring = self.ring(refresh=True)
         previous = self.record(ring, ring.active_generation) if ring.active_generation else None
-        generation, why = ring.next_generation()
-        if not generation:
-            raise RotationRefused(why)
-        active, created = self._create(generation)
-        return Rotation(previous, active, created)
+        voided: list[int] = []
+        for _ in range(ROTATE_ATTEMPTS):
+            generation, why = ring.next_generation(voiding=True)
+            if not generation:
+                raise RotationRefused(why)
+            voided += self._void(ring.joining(generation))
+            active, created = self._create(generation)
+            ring = self.ring(refresh=True)
+            voided += self._void(ring.joining(generation))  # claimed meanwhile
+            if created:
+                return Rotation(previous, active, True, tuple(sorted(voided)))
+            ring = self.ring(refresh=True)  # another process claimed it first: the next one
+        raise RotationRefused(f"other processes claimed each of the {ROTATE_ATTEMPTS} generations it tried")
+
+    def _void(self, generations: list[int]) -> list[int]:
+        """Write the void entry of each of `generations` (create-only: one already there is fine)."""
+        for generation in generations:
+            with contextlib.suppress(PreconditionFailed):
+                self.store.put(self.folder + keyring.void_entry(generation), b"", {}, if_none_match=True)
+        if generations:
+            self.ring(refresh=True)
+        return generations
 
     def _may_try_rotation(self) -> bool:
         failed = self._rotation_failed_at
