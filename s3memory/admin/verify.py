@@ -91,9 +91,7 @@ def _keystore(vault: Vault, report: VerifyReport) -> tuple[list[str], str]:
         return [], ""
     if mode_problem:
         fix = f"record the mode its names must have: s3memory migrate --agent {vault.agent_id} --names MODE"
-        report.problems.append(
-            Problem(vault.agent_id, "name mode", f"{mode_problem}; tools refuse it unless it says encrypted; {fix}")
-        )
+        report.problems.append(Problem(vault.agent_id, "name mode", f"{mode_problem}; {fix}"))
     _out_of_sequence(vault.agent_id, ring, records, report)
     for record in records:
         try:

@@ -101,19 +101,20 @@ class NameModeRecords:
         recorded = self.names_record(ring)
         if recorded is None:
             if ring.name_claimed and ring.active_generation:
-                return "the agent has a name key but no name mode record (removed, or never written)"
+                return "the agent has a name key but no name mode record (removed, or never written): tools refuse it"
             return ""
         seq, mode, tag = recorded
         if seq == 1:
             return ""
         if not tag:
-            return f"its name mode record ({mode}, mode {seq}) has no tag (written before mode records were tagged)"
+            why = f"its name mode record ({mode}, mode {seq}) has no tag (written before mode records were tagged)"
+            return why + ": tools refuse it unless it says encrypted"
         try:
             if self._tag_holds(ring, seq, mode, tag):
                 return ""
         except NamesUnauthenticated:
             pass
-        return f"its name mode record ({mode}, mode {seq}) failed its integrity check"
+        return f"its name mode record ({mode}, mode {seq}) failed its integrity check: tools refuse it"
 
     def _mode_key(self, ring: Ring) -> bytes:
         if not ring.name_claimed:

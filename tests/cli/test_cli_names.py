@@ -830,7 +830,7 @@ def test_verify_flags_an_untagged_mode_and_migrate_records_it_again(capsys: Any,
     assert out.splitlines()[:2] == [
         f"failed: hal:file names: the file names cannot be read: {UNAUTHENTICATED_CLI}; its files were not verified",
         "failed: hal:name mode: its name mode record (plain, mode 3) has no tag (written before mode records "
-        "were tagged); tools refuse it unless it says encrypted; record the mode its names must have: "
+        "were tagged): tools refuse it unless it says encrypted; record the mode its names must have: "
         "s3memory migrate --agent hal --names MODE",
     ]
     assert err(make_tool("hal", names="plain"), command="view", path="/memories") == (
@@ -845,3 +845,25 @@ def test_verify_flags_an_untagged_mode_and_migrate_records_it_again(capsys: Any,
     assert ok(make_tool("hal", names="plain"), command="create", path="/memories/b.md", file_text="b").startswith(
         "File created"
     )
+
+
+def test_verify_reports_a_stripped_mode_and_migrate_records_it_again(capsys: Any, env: Any, make_tool: Any) -> None:
+    """A bucket writer removed mode 1 (entry and the claim's field): the name key it came with stays, so
+    verify reports it, and `migrate --names encrypted` records the mode again, tagged."""
+    ok(make_tool("ida", names="encrypted"), command="create", path="/memories/a.md", file_text="a")
+    folder = root("ida") + ".s3memory/keys/"
+    env.delete_object(Bucket=BUCKET, Key=folder + "names.00000001.encrypted")
+    claim = json.loads(env.get_object(Bucket=BUCKET, Key=folder + "00000001")["Body"].read())
+    del claim["names"]
+    env.put_object(Bucket=BUCKET, Key=folder + "00000001", Body=json.dumps(claim).encode())
+    code, out, _ = run(capsys, "verify", "--agent", "ida", "-q")
+    assert code == 1
+    assert (
+        "failed: ida:name mode: the agent has a name key but no name mode record (removed, or never written): "
+        "tools refuse it; record the mode its names must have: s3memory migrate --agent ida --names MODE"
+    ) in out.splitlines()
+    code, out, _ = run(capsys, "migrate", "--yes", "--agent", "ida", "--names", "encrypted", "-q")
+    assert code == 0, out
+    assert [n for n in keystore(env, "ida") if n.startswith("names.")][::2] == ["names.00000002", "names.00000003"]
+    assert run(capsys, "verify", "--agent", "ida", "-q")[0] == 0
+    assert ok(make_tool("ida", names="encrypted"), command="view", path="/memories/a.md").endswith("1\ta")
