@@ -22,7 +22,8 @@ can catch either (`except FileNotFoundError`).
     │       └── AgentErasing                             a purge or shred of the agent is under way
     └── IntegrityError                                   an object is not what we wrote
         ├── KeysDestroyed                                its keys were destroyed (shred --keys-only)
-        └── ActiveKeyIntegrity                           the key a write seals under is not what we wrote
+        ├── ActiveKeyIntegrity                           the key a write seals under is not what we wrote
+        └── NamesUnauthenticated                         the agent's name mode record cannot be believed
 
 `kind` is one of TRANSIENT, PERMANENT, CONFIGURATION (or COMMAND for a plain command error):
 it decides whether a message may say "Try again" and which exit code the CLI uses.
@@ -186,6 +187,16 @@ class ActiveKeyIntegrity(IntegrityError):
 
     def __init__(self) -> None:
         S3MemoryError.__init__(self, "the active branch key failed its integrity check")
+
+
+class NamesUnauthenticated(IntegrityError):
+    """The agent's name mode record cannot be believed: its tag does not hold under the agent's name
+    key, it is of a release before tags and says anything but `encrypted`, or the agent has a name
+    key and branch keys but no mode record at all (see `storage.keystore_modes`). A bucket writer
+    can cause it; no file is at fault, so it is worded apart; still an `IntegrityError`."""
+
+    def __init__(self) -> None:
+        S3MemoryError.__init__(self, "the name mode record failed its integrity check")
 
 
 class KeyRetired(IntegrityError):

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from s3memory.core.keyring import NAME_KEY_GENERATION, BranchRecord, Ring, claim_name
 from s3memory.errors import IntegrityError, KeyMisconfigured, KeyUnavailable, StorageError
 from s3memory.memory.explain import for_report
-from s3memory.storage.keystore import Keystore, Rotation, RotationRefused
+from s3memory.storage.keystore import Keystore
+from s3memory.storage.keystore_rotation import Rotation, RotationRefused
 from s3memory.storage.kms import KmsKeys
 
 from .common import Problem, Tracker

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from s3memory.core.envelope import Header, plaintext_size
-from s3memory.core.paths import MemoryPath
+from s3memory.core.paths import MemoryPath, escape_refused
 from s3memory.errors import CommandError, IntegrityError, KeyUnavailable, StorageError
 from s3memory.memory.explain import for_report
 from s3memory.storage.admin_store import AdminStore, Version
@@ -132,11 +132,11 @@ def history(store: AdminStore, vault: Vault, path: MemoryPath | None, pool: Pool
             described[item[1]] = future.result()
         except (StorageError, KeyUnavailable, IntegrityError, CommandError) as err:
             why = f"version {item[1].version_id}: {for_report(err)}"
-            report.problems.append(Problem(vault.agent_id, item[0].display, why))
+            report.problems.append(Problem(vault.agent_id, escape_refused(item[0].display), why))
     for shown, version, _ in items:
         if version in described and not (change := described[version][0]).authenticated:
             why = f"version {change.version_id} failed its integrity check; its header is not believed"
-            report.problems.append(Problem(vault.agent_id, shown.display, why))
+            report.problems.append(Problem(vault.agent_id, escape_refused(shown.display), why))
     ordered: list[tuple[Change, int]] = []
     for versions in listed.values():
         changes = _actions([(v, old, described[v]) for v, old in versions if v in described], records)

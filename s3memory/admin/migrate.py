@@ -13,7 +13,10 @@
    sealed (authenticated) change time is newer ends at the new key, the source on a tie (a write
    racing the move lands after the copy): the older stays a prior version of its key in a
    versioned bucket. Then one more listing moves what was written under the old names meanwhile.
-3. The agent's name mode becomes `{target}`.
+3. The agent's name mode becomes `{target}`, tagged under the agent's name key (see
+   `storage.keystore_modes`). An agent already in `target` whose mode record cannot be believed
+   (written before mode records were tagged, or changed by a bucket writer) is recorded again:
+   its files are moved to the target encoding as above, then the mode is claimed, tagged.
 
 A crash leaves every file at its old key, its new key, or both; running migrate again resumes.
 Nothing is deleted before its copy exists, and nothing is overwritten unauthenticated. An agent
@@ -31,12 +34,20 @@ from s3memory.core import paths
 from s3memory.core.envelope import Header
 from s3memory.core.names import PLAIN, NameMode
 from s3memory.core.paths import MemoryPath
-from s3memory.errors import CommandError, IntegrityError, KeyUnavailable, NotFound, PreconditionFailed, StorageError
+from s3memory.errors import (
+    AgentErasing,
+    CommandError,
+    IntegrityError,
+    KeyUnavailable,
+    NotFound,
+    PreconditionFailed,
+    StorageError,
+)
 from s3memory.memory.explain import for_report
 from s3memory.memory.intents import INTENTS
 from s3memory.storage.concurrency import Pool
 from s3memory.storage.keyspace import AgentKeyspace
-from s3memory.storage.names import with_codec
+from s3memory.storage.names import STORED_KEYS, with_codec
 from s3memory.storage.store import StoredObject
 from s3memory.storage.vault import Vault
 
@@ -92,11 +103,18 @@ def migrate(vault: Vault, target: NameMode, pool: Pool, tracker: Tracker, *, wai
             f"agent {vault.agent_id} has an unfinished restore (to {pending.at}); finish it first: "
             f"{pending.command(vault.agent_id)}, or end it: s3memory repair --agent {vault.agent_id} --abandon"
         )
-    vault.names.mode(vault.keystore.ring(refresh=True))  # an agent being erased is refused
-    state = vault.keystore.names_state(vault.keystore.ring())
-    seq, mode = (1, "plain") if state is None else state  # mode 1 is claimed with generation 1
+    ring = vault.keystore.ring(refresh=True)
+    if ring.erasing:
+        raise AgentErasing()
+    # The mode as recorded, believed or not: a record that cannot be believed (a bucket writer's,
+    # or one written before mode records were tagged) is recorded again, tagged, at the end.
+    recorded = vault.keystore.names_record(ring)
+    seq, mode = (1, "plain") if recorded is None else recorded[:2]  # mode 1 is claimed with generation 1
+    unauthenticated = bool(vault.keystore.mode_problem(ring))
     report = MigrateReport(target)
-    layouts = _Layouts(with_codec(space, PLAIN), with_codec(space, vault.names.cipher()))
+    # A plain agent that never had a name key needs none to stay plain (no file can be encrypted).
+    needs_key = ring.name_claimed or target == "encrypted" or mode != "plain"
+    layouts = _Layouts(with_codec(space, PLAIN), with_codec(space, vault.names.cipher() if needs_key else STORED_KEYS))
     if mode != target and mode != f"to-{target}":
         seq, mode = vault.keystore.claim_names(seq + 1, f"to-{target}")
         if mode != f"to-{target}":
@@ -108,7 +126,7 @@ def migrate(vault: Vault, target: NameMode, pool: Pool, tracker: Tracker, *, wai
     for sweep in range(2):  # the second: what a tool slower than the fence wrote under the old names meanwhile
         todo = _todo(vault, layouts, target, report, tracker, failed, count=sweep == 0)
         _move_all(vault, layouts.target(target), todo, pool, report, tracker, failed)
-    if not report.problems and mode != target:
+    if not report.problems and (mode != target or unauthenticated):
         in_force = vault.keystore.claim_names(seq + 1, target)
         if in_force[1] != target:
             raise _changed(vault.agent_id, in_force[1])

@@ -125,6 +125,8 @@ class KeysPlan:
     generation: int  # the active generation (0: none)
     branch_keys: int  # branch keys in the keystore
     name_keys: int  # 1 for an agent with encrypted names (its name key), else 0
+    next_generation: int = 0  # the generation `rotate` would create
+    voids: tuple[int, ...] = ()  # the claims out of sequence `rotate` would void first
 
 
 def plan_keys(keystores: Sequence[Keystore], *, rotation: bool = False) -> tuple[list[KeysPlan], list[Problem]]:
@@ -139,10 +141,11 @@ def plan_keys(keystores: Sequence[Keystore], *, rotation: bool = False) -> tuple
         except (StorageError, KeyUnavailable, IntegrityError) as err:
             problems.append(Problem(keystore.agent_id, "keystore", for_report(err)))
             continue
-        why = ring.next_generation()[1] if rotation else ""
+        generation, why = ring.next_generation(voiding=True) if rotation else (0, "")
         if why:  # `rotate` would refuse it
             problems.append(Problem(keystore.agent_id, "keystore", f"not rotated: {why}"))
             continue
         claims = [g for g in ring.claims if g != NAME_KEY_GENERATION]
-        plans.append(KeysPlan(keystore.agent_id, active, ring.active_generation, len(claims), int(ring.name_claimed)))
+        plans.append(KeysPlan(keystore.agent_id, active, ring.active_generation, len(claims), int(ring.name_claimed),
+                              generation, tuple(ring.joining(generation)) if generation else ()))  # fmt: skip
     return plans, sorted(problems)

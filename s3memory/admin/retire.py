@@ -44,7 +44,7 @@ def plan_retire(vault: Vault, pool: Pool) -> RetirePlan:
         return plan
     plan.generation = ring.active_generation - 1
     stray = ring.out_of_sequence  # never active; refused for reading too once a retirement exists
-    retiring = [*range(ring.retired + 1, plan.generation + 1), *([] if ring.retired else stray)]
+    retiring = sorted({*range(ring.retired + 1, plan.generation + 1), *([] if ring.retired else stray)})
     plan.keys = [keystore.record(ring, g).branch_id for g in retiring]
     for header in object_headers(vault, pool, plan.problems):
         if header.version == 2 and keyring.generation_of(header.branch_id) in retiring:

@@ -84,10 +84,14 @@ def _keystore(vault: Vault, report: VerifyReport) -> tuple[list[str], str]:
         records = vault.keystore.records()
         ring = vault.keystore.ring()
         named = vault.keystore.record(ring, NAME_KEY_GENERATION) if ring.name_claimed else None
-        state = vault.keystore.names_state(ring)
+        recorded = vault.keystore.names_record(ring)
+        mode_problem = vault.keystore.mode_problem(ring)
     except (StorageError, KeyUnavailable, IntegrityError) as err:
         report.problems.append(Problem(vault.agent_id, "keystore", for_report(err)))
         return [], ""
+    if mode_problem:
+        fix = f"record the mode its names must have: s3memory migrate --agent {vault.agent_id} --names MODE"
+        report.problems.append(Problem(vault.agent_id, "name mode", f"{mode_problem}; {fix}"))
     _out_of_sequence(vault.agent_id, ring, records, report)
     for record in records:
         try:
@@ -100,25 +104,29 @@ def _keystore(vault: Vault, report: VerifyReport) -> tuple[list[str], str]:
         except (KeyUnavailable, IntegrityError) as err:
             report.problems.append(Problem(vault.agent_id, f"name key {named.branch_id}", for_report(err)))
         else:
-            mode = "plain" if state is None else state[1]
+            mode = "plain" if recorded is None else recorded[1]
             report.name_keys.append(NameKey(vault.agent_id, named.branch_id, mode))
     active = [r.branch_id for r in records if r.generation == ring.active_generation]
     return [r.branch_id for r in records], active[0] if active else ""
 
 
 def _out_of_sequence(agent: str, ring: Ring, records: list[BranchRecord], report: VerifyReport) -> None:
-    """Report a missing generation and each claim after it: rotation never skips one, so no tool
-    or operator created those keys (e.g. a stolen agent credential); they are never active."""
+    """Report a missing generation and each claim after it, and each claim `rotate` voided: rotation
+    never skips one, so no tool or operator created those keys (e.g. a stolen agent credential);
+    they are never active."""
     stray = ring.out_of_sequence
     if not stray:
         return
-    missing = ring.active_generation + 1
-    why = f"branch key generation {missing} is missing; the claims after it ({len(stray)}) are out of sequence"
-    report.problems.append(Problem(agent, "keystore", why + " and never used to write"))
+    gapped = [g for g in stray if g not in ring.void]
+    if gapped:
+        missing = ring.run_end + 1
+        why = f"branch key generation {missing} is missing; the claims after it ({len(gapped)}) are out of sequence"
+        report.problems.append(Problem(agent, "keystore", why + " and never used to write"))
     for record in records:
         if record.generation in stray:
+            how = "voided by s3memory rotate" if record.generation in ring.void else "never used to write"
             why = (
-                "claimed out of sequence: no tool or operator created it, and it is never used to write; "
+                f"claimed out of sequence: no tool or operator created it, and it is {how}; "
                 "objects sealed under it are read until s3memory retire (reseal moves them to the active key)"
             )
             report.problems.append(Problem(agent, f"branch key {record.branch_id}", why))

@@ -43,6 +43,7 @@ def _versioning_note(ctx: Context) -> None:
 
 def run_history(args: argparse.Namespace) -> int:
     from s3memory.admin.history import history
+    from s3memory.core.paths import escape_refused
 
     started = time.monotonic()
     with connect(args) as ctx:
@@ -63,8 +64,8 @@ def run_history(args: argparse.Namespace) -> int:
             [
                 {
                     "time": c.time.isoformat() if c.time else None,
-                    "path": c.path,
-                    "action": c.action,
+                    "path": escape_refused(c.path),  # a stored name a path may not hold, escaped as `ls` does
+                    "action": escape_refused(c.action),  # renamed-from PATH
                     "size": c.size,
                     "actor": c.actor or None,
                     "agent": c.agent or None,
@@ -88,6 +89,8 @@ def run_history(args: argparse.Namespace) -> int:
 
 
 def _history_line(c: Change) -> str:
+    from s3memory.core.paths import escape_refused
+
     when = c.time.strftime("%Y-%m-%dT%H:%M:%SZ") if c.time else "-"
     size = "-" if c.size is None else count(c.size, "byte")
     current = " (current)" if c.latest and c.size is not None and not c.old_names else ""
@@ -103,7 +106,8 @@ def _history_line(c: Change) -> str:
         notes += "  (old names)"
     if not c.authenticated:
         notes += "  (not authenticated)"
-    return f"{when}  {c.action:<9} {c.path}  {size}  {actor}  version {c.version_id}{current}{notes}"
+    action, path = escape_refused(c.action), escape_refused(c.path)
+    return f"{when}  {action:<9} {path}  {size}  {actor}  version {c.version_id}{current}{notes}"
 
 
 def run_show(args: argparse.Namespace) -> int:

@@ -134,13 +134,14 @@ def run_rotate(args: argparse.Namespace) -> int:
             plans, problems = plan_keys(_keystores(ctx, ctx.agent_ids(args.agent)), rotation=True)
         for plan in plans:
             was = f" (now {plan.active})" if plan.active else " (its first)"
-            say(f"{plan.agent}: would make branch key generation {plan.generation + 1} active{was}")
+            what = f"would make branch key generation {plan.next_generation} active{was}"
+            say(f"{plan.agent}: {what}{_voids(plan.voids)}")
         print_problems(problems)
         print_summary(f"would rotate {count(len(plans), 'agent')}; nothing was changed (--dry-run)"
                       + failed_suffix(problems))  # fmt: skip
         if args.json:  # the new keys do not exist yet: no id, nothing created
-            planned = [{"agent": p.agent, "active": None, "created": False, "previous": p.active or None}
-                       for p in plans]  # fmt: skip
+            planned = [{"agent": p.agent, "active": None, "created": False, "previous": p.active or None,
+                        "voided": list(p.voids)} for p in plans]  # fmt: skip
             emit_json({"dry_run": True, "rotated": planned, "problems": problems_json(problems)})
         return EXIT_FAILED if problems else EXIT_OK
     with connect(args) as ctx:
@@ -150,15 +151,24 @@ def run_rotate(args: argparse.Namespace) -> int:
     for agent, rotation in done:
         was = f" (was {rotation.previous.branch_id})" if rotation.previous else " (its first)"
         how = "" if rotation.created else "; another process rotated it at the same moment and its key is used"
-        say(f"{agent}: branch key {rotation.active.branch_id} is active{was}{how}")
+        say(f"{agent}: branch key {rotation.active.branch_id} is active{was}{how}{_voids(rotation.voided)}")
     print_problems(problems)
     line = f"rotated {count(len(done), 'agent')} in {time.monotonic() - started:.2f} s"
     print_summary(line + failed_suffix(problems))
     if args.json:
         rotated = [{"agent": agent, "active": r.active.branch_id, "created": r.created,
-                    "previous": r.previous.branch_id if r.previous else None} for agent, r in done]  # fmt: skip
+                    "previous": r.previous.branch_id if r.previous else None, "voided": list(r.voided)}
+                    for agent, r in done]  # fmt: skip
         emit_json({"dry_run": False, "rotated": rotated, "problems": problems_json(problems)})
     return EXIT_FAILED if problems else EXIT_OK
+
+
+def _voids(generations: tuple[int, ...]) -> str:
+    """What a rotation says of the claims out of sequence it voided (see `core.keyring.void_entry`)."""
+    if not generations:
+        return ""
+    listed = ", ".join(str(g) for g in generations)
+    return f"; voided generation {listed} (claimed out of sequence; s3memory verify lists it)"
 
 
 def run_reseal(args: argparse.Namespace) -> int:

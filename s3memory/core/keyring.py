@@ -16,9 +16,11 @@ same wrapping, but never active for content and never rotated.
 The agent's **name mode** has records of the same kind (see `core.mode_records`).
 
 The active branch key is the highest generation of the unbroken run of claims from 1: rotation
-only ever creates the generation after the active one, so a claim after a missing generation (a
+only ever creates the generation after the run, so a claim after a missing generation (a
 gap, e.g. a stolen agent credential claiming generation 99999999) was made by no tool or operator
-and is never active; `verify` reports it. A branch key is secret only
+and is never active; `verify` reports it. When such a claim sits right after the generation a
+rotation creates (g + 2 claimed, g + 1 next), `s3memory rotate` first writes `void.{g+2:08d}`: a
+voided claim links the run but is never active, so the operator's key is. A branch key is secret only
 in its wrapped form; the wrap (KMS with the encryption context {agent, branch id}, or AES-GCM
 under a local master key with the same binding) is what authenticates it.
 """
@@ -47,6 +49,7 @@ _CLAIM = re.compile(r"[0-9]{8}")
 _INDEX = re.compile(r"([0-9]{8}-[0-9a-f]{16})\.(0|[1-9][0-9]{0,18})\.([a-z0-9-]{1,64})\.([A-Za-z0-9_-]+)")
 _PROVIDER = re.compile(r"[a-z0-9-]{1,64}")
 _RETIRED = re.compile(r"retired\.([0-9]{8})")
+_VOID = re.compile(r"void\.([0-9]{8})")
 NAME_KEY_GENERATION = 0
 # Written first by `s3memory purge` and `shred` and deleted last: while it is listed, every
 # command of every tool answers that the agent is being erased (its keys may already be gone).
@@ -59,6 +62,15 @@ def retired_entry(generation: int) -> str:
     if not 1 <= generation <= MAX_GENERATION:
         raise ValueError("retired generation out of range")
     return f"retired.{generation:08d}"
+
+
+def void_entry(generation: int) -> str:
+    """The keystore entry `s3memory rotate` writes over a generation claimed out of sequence that its
+    new key would join to the run: the claim stays (`verify` reports it) but links the run without
+    ever being active, so the operator's key after it is."""
+    if not 1 <= generation <= MAX_GENERATION:
+        raise ValueError("void generation out of range")
+    return f"void.{generation:08d}"
 
 
 def new_name_key_id() -> str:
@@ -192,10 +204,12 @@ class Ring:
     records: dict[str, list[BranchRecord]] = field(default_factory=dict)  # branch id -> index records
     name_claimed: bool = False  # the name key (generation 0) has a claim
     modes: dict[int, set[str]] = field(default_factory=dict)  # name mode entries: seq -> states
+    tags: dict[tuple[int, str], str] = field(default_factory=dict)  # (seq, state) -> its entry's tag
     mode_claims: set[int] = field(default_factory=set)  # seqs (2 and up) with a name mode claim
     shredded: bool = False  # `shred --keys-only` destroyed the agent's keys and left its note (SHREDDED)
     erasing: bool = False  # a purge or shred of the agent is under way (or was interrupted)
     retired: int = 0  # branch keys up to this generation are retired (`retired_entry`)
+    void: set[int] = field(default_factory=set)  # generations `rotate` voided (`void_entry`)
 
     @classmethod
     def from_listing(cls, entries: Iterable[tuple[str, str]]) -> Ring:
@@ -213,6 +227,10 @@ class Ring:
                 else:
                     ring.claims[int(name)] = etag
                 continue
+            void = _VOID.fullmatch(name)
+            if void is not None:
+                ring.void.add(int(void.group(1)))
+                continue
             retired = _RETIRED.fullmatch(name)
             if retired is not None:
                 ring.retired = max(ring.retired, int(retired.group(1)))
@@ -220,6 +238,8 @@ class Ring:
             mode = MODE_ENTRY.fullmatch(name)
             if mode is not None:
                 ring.modes.setdefault(int(mode.group(1)), set()).add(mode.group(2))
+                if mode.group(3):
+                    ring.tags[(int(mode.group(1)), mode.group(2))] = mode.group(3)
                 continue
             if is_names_claim(name):
                 ring.mode_claims.add(int(name.removeprefix("names.")))
@@ -251,43 +271,63 @@ class Ring:
             {k: list(v) for k, v in self.records.items()},
             self.name_claimed,
             {k: set(v) for k, v in self.modes.items()},
+            dict(self.tags),
             set(self.mode_claims),
             self.shredded,
             self.erasing,
             self.retired,
+            set(self.void),
         )
 
     @property
-    def active_generation(self) -> int:
-        """The highest generation of the unbroken run of claims from 1; 0 when the agent has no
-        branch key yet. A claim after a missing generation is never active (see `out_of_sequence`)."""
+    def run_end(self) -> int:
+        """The last generation of the unbroken run of claims from 1 (0: none)."""
         generation = 0
         while generation + 1 in self.claims:
             generation += 1
         return generation
 
     @property
-    def out_of_sequence(self) -> list[int]:
-        """Claimed generations after a missing one, lowest first: rotation never makes a gap (it
-        creates the generation after the active one), so no tool or operator created these."""
-        active = self.active_generation
-        return sorted(g for g in self.claims if g > active)
+    def active_generation(self) -> int:
+        """The highest generation of the unbroken run of claims from 1 that `rotate` did not void;
+        0 when the agent has no branch key yet. A claim after a missing generation is never active
+        (see `out_of_sequence`), nor is a voided one (`void_entry`)."""
+        return max((g for g in range(1, self.run_end + 1) if g not in self.void), default=0)
 
-    def next_generation(self) -> tuple[int, str]:
-        """(the generation a rotation creates, "") or (0, why it cannot): creating the generation
-        after the active one must not join a claim made out of sequence to the run (that claim
-        would become active), and generations end at `MAX_GENERATION`."""
-        generation = self.active_generation + 1
+    @property
+    def out_of_sequence(self) -> list[int]:
+        """Claimed generations after a missing one, and those `rotate` voided, lowest first: rotation
+        never makes a gap (it creates the generation after the run), so no tool or operator
+        created these."""
+        end = self.run_end
+        return sorted(g for g in self.claims if g > end or g in self.void)
+
+    def next_generation(self, *, voiding: bool = False) -> tuple[int, str]:
+        """(the generation a rotation creates, "") or (0, why it cannot): the one after the run.
+        Creating it must not join a claim made out of sequence to the run (that claim would become
+        active) unless `voiding` (`rotate`, which voids that claim first); generations end at
+        `MAX_GENERATION`."""
+        generation = self.run_end + 1
         if generation <= self.retired:
             return 0, f"branch keys up to generation {self.retired} are retired and generation {generation} is next"
         if generation > MAX_GENERATION:
             return 0, f"the branch key generations are used up ({MAX_GENERATION})"
-        if generation + 1 in self.claims:
+        if not voiding and generation + 1 in self.claims and generation + 1 not in self.void:
             return 0, (
                 f"generation {generation + 1} was claimed out of sequence, and creating generation "
                 f"{generation} would make that key active; the active key is unchanged"
             )
         return generation, ""
+
+    def joining(self, generation: int) -> list[int]:
+        """The claims a key of `generation` joins to the run that are not voided: generation + 1,
+        + 2, ... as long as each is claimed."""
+        joined = []
+        while generation + 1 in self.claims:
+            generation += 1
+            if generation not in self.void:
+                joined.append(generation)
+        return joined
 
     def indexed(self, generation: int) -> list[BranchRecord]:
         """The index records of a claimed generation (normally one; none if its writer stopped

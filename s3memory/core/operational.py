@@ -106,6 +106,13 @@ def active_key_integrity(display: str) -> str:
     )
 
 
+def names_unauthenticated() -> str:
+    return (
+        "Error: This memory's record of how it stores file names failed its integrity check; nothing was changed. "
+        "An operator must check the memory's keys (s3memory verify)."
+    )
+
+
 def key_retired(display: str) -> str:
     return (
         f"Error: The file {display} cannot be read: the key it was encrypted with was retired by an operator. "

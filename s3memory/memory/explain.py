@@ -39,6 +39,7 @@ from s3memory.errors import (
     KeysDestroyed,
     KeyUnavailable,
     NamesMismatch,
+    NamesUnauthenticated,
     OutcomeUnknown,
     S3MemoryError,
     StorageError,
@@ -87,6 +88,12 @@ _DESTROYED = "its keys were destroyed (s3memory shred --keys-only); it can never
 _MIGRATE_AGAIN = "run `s3memory migrate --agent ID --names MODE` again to finish (it resumes where it stopped)"
 _ERASE_AGAIN = "run `s3memory shred --agent ID` (or `purge`) again to finish"
 _ERASING = "the agent is being erased"
+_NAMES_UNAUTHENTICATED = (
+    "the agent's name mode record failed its integrity check (NamesUnauthenticated): a bucket writer may "
+    "have changed it, or it was written before mode records were tagged; check the agent with "
+    "`s3memory verify --agent ID`, then record the mode its names must have with "
+    "`s3memory migrate --agent ID --names MODE`"
+)
 _ACTIVE_KEY = "the agent's active branch key failed its integrity check; check its keys (s3memory verify)"
 
 
@@ -147,6 +154,11 @@ FAILURES: dict[type[S3MemoryError], Failure] = {
         model=lambda err, display, partial: operational.keys_destroyed(display),
         cli=lambda err: _DESTROYED,
         report=lambda err: _DESTROYED,
+    ),
+    NamesUnauthenticated: Failure(
+        model=lambda err, display, partial: operational.names_unauthenticated(),
+        cli=lambda err: _NAMES_UNAUTHENTICATED,
+        report=lambda err: _NAMES_UNAUTHENTICATED,
     ),
     KeyRetired: Failure(
         model=lambda err, display, partial: operational.key_retired(display),

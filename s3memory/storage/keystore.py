@@ -15,7 +15,6 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 
 from s3memory.core import keyring
 from s3memory.core.envelope import BranchKey
@@ -36,6 +35,7 @@ from .keycache import KeyCaches
 from .keys import Keys
 from .keyspace import AgentKeyspace
 from .keystore_modes import NameModeRecords
+from .keystore_rotation import Rotations
 from .keystore_unwrap import KeyUnwrapping
 from .listing import complete_before
 from .store import ObjectInfo, ObjectStore
@@ -44,24 +44,14 @@ log = logging.getLogger("s3memory")
 # After a scheduled rotation failed (e.g. the role may not create keys), wait this long before
 # trying again, so a failing rotation never costs a KMS call per command.
 ROTATION_RETRY_SECONDS = 300.0
+# A process that lost an agent's generation 1 to one starting it with encrypted names waits this
+# long (polling the listing) for that process's name key, if generation 1 is at most
+# NAME_KEY_WAIT_AGE seconds old: its creator makes the name key right after (see `name_key`).
+NAME_KEY_WAITS = (0.05, 0.1, 0.2, 0.4, 0.8)
+NAME_KEY_WAIT_AGE = 30.0
 
 
-class RotationRefused(KeyUnavailable):
-    """`rotate` cannot make a new key active; `why` says exactly why (no key, no secret in it)."""
-
-    def __init__(self, why: str) -> None:
-        super().__init__("OutOfSequenceClaim")
-        self.why = why
-
-
-@dataclass(frozen=True)
-class Rotation:
-    previous: BranchRecord | None
-    active: BranchRecord
-    created: bool  # False: another process rotated at the same moment and its key was adopted
-
-
-class Keystore(NameModeRecords, KeyUnwrapping):
+class Keystore(NameModeRecords, KeyUnwrapping, Rotations):
     """`keys`: the provider that makes and unwraps the agent's keys; None for a keystore that only
     reads listings (it refuses to unwrap or create a key). `caches`: where listings and unwrapped
     keys are kept; default the provider's (`keys.caches`), or new ones without a provider."""
@@ -90,6 +80,7 @@ class Keystore(NameModeRecords, KeyUnwrapping):
         self._clock = clock
         self._rotation_failed_at: float | None = None
         self._create_lock = threading.Lock()
+        self._started_agent = False  # this keystore created generation 1 (and so makes the name key)
         # Told the ring before a write uses the active key (the vault checks the name mode there).
         self._before_write = before_write
         # What generation 1, if this tool creates it, records: "encrypted" starts the agent with encrypted names.
@@ -163,7 +154,9 @@ class Keystore(NameModeRecords, KeyUnwrapping):
         ring = self.ring()
         if branch_id not in ring.records and generation not in ring.claims:
             ring = self.ring(refresh=True)  # perhaps newer than what this process has seen
-        if generation <= ring.retired or (ring.retired and generation > ring.active_generation):
+        if generation <= ring.retired or (
+            ring.retired and (generation > ring.active_generation or generation in ring.void)
+        ):
             raise KeyRetired()  # retired, or claimed out of sequence and `retire` has run
         candidates = list(ring.records.get(branch_id, ()))
         if not candidates and generation in ring.claims:
@@ -225,32 +218,43 @@ class Keystore(NameModeRecords, KeyUnwrapping):
     def _due(self, record: BranchRecord) -> bool:
         return record.due(self._clock(), self.rotation_seconds) and self._may_try_rotation()
 
-    def rotate(self) -> Rotation:
-        """Make a new branch key active now (operator's `s3memory rotate`): the generation after
-        the active one. `RotationRefused` (with the exact reason) if that cannot make a new key
-        active (`Ring.next_generation`)."""
-        ring = self.ring(refresh=True)
-        previous = self.record(ring, ring.active_generation) if ring.active_generation else None
-        generation, why = ring.next_generation()
-        if not generation:
-            raise RotationRefused(why)
-        active, created = self._create(generation)
-        return Rotation(previous, active, created)
-
     def _may_try_rotation(self) -> bool:
         failed = self._rotation_failed_at
         return failed is None or time.monotonic() - failed >= ROTATION_RETRY_SECONDS
 
     # -- hidden names --
     def name_key(self) -> BranchKey:
-        """The agent's name key (generation 0), created on first use; never rotated."""
+        """The agent's name key (generation 0), created on first use; never rotated. Created after
+        generation 1 (`active`), whose claim records the agent's first name mode: a tool that loses
+        the agent to a plain one never leaves a name key beside plain names (see `keystore_modes`)."""
         ring = self.ring()
         if not ring.name_claimed:
+            if not ring.active_generation:
+                self.active()  # the agent's start: generation 1 first
             with self._create_lock:
-                ring = self.ring()
+                ring = self._await_name_key(self.ring())
                 if not ring.name_claimed:
                     return self._key(self._create(keyring.NAME_KEY_GENERATION)[0])
         return self._key(self.record(ring, keyring.NAME_KEY_GENERATION))
+
+    def _await_name_key(self, ring: Ring) -> Ring:
+        """The listing once the name key of an agent another process just started is there. That
+        process created generation 1 with encrypted names and creates the name key next: a process
+        that lost generation 1 to it waits for that key (`NAME_KEY_WAITS`, ~1.5 s at most) rather
+        than generate one of its own that would lose again, so each racing process wastes one key
+        at most. No wait for a key of ours, or for a start older than `NAME_KEY_WAIT_AGE` (its
+        creator stopped in between: this process creates the name key)."""
+        if ring.name_claimed or self._started_agent or not ring.active_generation:
+            return ring
+        first = self.record(ring, 1)
+        if "encrypted" not in ring.modes.get(1, ()) or not 0 <= self._clock() - first.created <= NAME_KEY_WAIT_AGE:
+            return ring
+        for delay in NAME_KEY_WAITS:
+            time.sleep(delay)
+            ring = self.ring(refresh=True)
+            if ring.name_claimed:
+                break
+        return ring
 
     def _create(self, generation: int) -> tuple[BranchRecord, bool]:
         """Create generation `generation` (True), or adopt it if another process claimed it first (False)."""
@@ -268,6 +272,7 @@ class Keystore(NameModeRecords, KeyUnwrapping):
                 raise KeyUnavailable("KeystoreChanged") from None
             return self.record(ring, generation), False
         self.caches.unwraps.put((self.agent_id, record.provider, record.wrapped), plaintext)  # costs no unwrap
+        self._started_agent = self._started_agent or generation == 1
         if record.names:
             self._write_mode_entry(1, record.names, required=True)
         self._write_index(record)

@@ -2,8 +2,10 @@
 
 The mode in force is read from the keystore (see `core.keyring`): a plain agent records nothing, an
 agent that started with encrypted names records it in its generation-1 claim, a migration records
-`to-{mode}` and then `{mode}`. A vault asks for a mode (`NameMode.PLAIN` or `ENCRYPTED` for a tool,
-`AUTO` for operator commands, None for `s3memory migrate`, which handles both encodings itself):
+`to-{mode}` and then `{mode}`, tagged under the name key; a record that cannot be believed is
+`NamesUnauthenticated` (an `IntegrityError`), never plain (see `keystore_modes`). A vault asks for
+a mode (`NameMode.PLAIN` or `ENCRYPTED` for a tool, `AUTO` for operator commands, None for
+`s3memory migrate`, which handles both encodings itself):
 
 - a tool whose mode is not the agent's is refused with `NamesMismatch` (`NamesEncrypted`,
   `NamesPlain`, or `NamesMigrating` while a migration is under way), and every vault with
@@ -180,7 +182,11 @@ def with_codec(space: AgentKeyspace, codec: NameSource) -> AgentKeyspace:
 
 
 def stored_mode(keystore: Keystore) -> NameMode:
-    """The agent's name mode in force (any state), read from the keystore alone: one LIST (and a
-    GET of a claim whose writer stopped before its entry). Needs no key source."""
-    state = keystore.names_state(keystore.ring())
-    return NameMode.PLAIN if state is None else NameMode(state[1])
+    """The agent's name mode as recorded (any state), read from the keystore alone: one LIST (and a
+    GET of a claim whose writer stopped before its entry). Needs no key source, so it cannot check a
+    record's tag: only for showing names (commands without keys), never for storing one."""
+    ring = keystore.ring()
+    recorded = keystore.names_record(ring)
+    if recorded is None:
+        return NameMode.ENCRYPTED if ring.name_claimed else NameMode.PLAIN
+    return NameMode(recorded[1])

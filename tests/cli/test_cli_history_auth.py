@@ -60,3 +60,37 @@ def test_history_of_authentic_versions_says_so(capsys: Any, versioned: Any, make
     code, out, _ = run(capsys, "history", "--agent", "ann", "--json")
     assert code == 0
     assert [(r["action"], r["authenticated"]) for r in json.loads(out)] == [("deleted", None), ("created", True)]
+
+
+def test_history_shows_stored_names_a_path_may_not_hold_escaped(capsys: Any, versioned: Any, make_tool: Any) -> None:
+    """Issue 21 item 11: a name planted by a bucket writer with a bidi override (U+202E: "\\u202egpj.exe"
+    shows as "exe.jpg"), an isolate (U+2066-U+2069), a zero-width character or a BOM is listed
+    escaped, as `ls` and `view` list it; before, history printed it raw."""
+    ok(make_tool("ann"), command="create", path="/memories/a.md", file_text="x\n")
+    current = versioned.get_object(Bucket=BUCKET, Key=KEY)
+    body, metadata = current["Body"].read(), dict(current["Metadata"])
+    planted = {}
+    for name in ("\u202egpj.exe", "\u2066iso\u2069.md", "zero\u200bwidth.md", "\ufeffbom.md"):
+        put = versioned.put_object(Bucket=BUCKET, Key="agents/ann/" + name, Body=body, Metadata=metadata)
+        planted[name] = put["VersionId"]
+    code, out, _ = run(capsys, "history", "--agent", "ann")
+    assert code == 1  # copied to another path, none authenticates
+    lines = out.splitlines()
+    shown = {
+        "\u202egpj.exe": "/memories/\\u202egpj.exe",
+        "\u2066iso\u2069.md": "/memories/\\u2066iso\\u2069.md",
+        "zero\u200bwidth.md": "/memories/zero\\u200bwidth.md",
+        "\ufeffbom.md": "/memories/\\ufeffbom.md",
+    }
+    for name, version in planted.items():
+        (line,) = [line for line in lines if f"version {version}" in line and not line.startswith("failed")]
+        assert line[line.index("  ") + 2 :] == (
+            f"created   {shown[name]}  2 bytes  actor -  version {version} (current)  (not authenticated)"
+        )
+        assert (
+            f"failed: ann:{shown[name]}: version {version} failed its integrity check; its header is not believed"
+            in lines
+        )
+    assert not any(ch in out for ch in "\u202e\u2066\u2069\u200b\ufeff")
+    code, out, _ = run(capsys, "history", "--agent", "ann", "--json")
+    assert sorted(r["path"] for r in json.loads(out)) == sorted(["/memories/a.md", *shown.values()])

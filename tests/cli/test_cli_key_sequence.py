@@ -8,6 +8,8 @@ import json
 import time
 from typing import Any
 
+import pytest
+
 from s3memory.core import keyring
 from s3memory.core.envelope import Header
 from s3memory.core.keyring import BranchRecord
@@ -85,23 +87,47 @@ def test_rotate_after_a_far_claim_makes_an_operator_key_active_and_verify_report
     ]  # fmt: skip
 
 
-def test_rotate_refuses_to_fill_a_gap_that_would_make_a_planted_key_active(
-    capsys: Any, env: Any, make_tool: Any
+@pytest.mark.parametrize("planted", [[3], [3, 4], [3, 5], [3, 4, 99999999]], ids=str)
+def test_rotate_voids_a_claim_that_its_key_would_join_and_makes_its_own_key_active(
+    capsys: Any, env: Any, make_tool: Any, planted: list[int]
 ) -> None:
+    """Issue 21 item 1's caveat: generation active + 2 (and more) claimed by a stolen agent credential.
+    `rotate` refused before ("creating generation 2 would make that key active"); now it voids the
+    claims its key would join to the run, and its own key is active; the planted keys are never used
+    to write, and `verify` still reports them."""
     ok(make_tool("ann"), command="create", path="/memories/a.md", file_text="a")
-    plant(env, 3)
-    code, out, _ = run(capsys, "rotate", "--agent", "ann")
+    first = header(env, ANN + "a.md").branch_id
+    strays = {g: plant(env, g) for g in planted}
+    joined = [3, 4] if 4 in planted else [3]
+    code, out, _ = run(capsys, "rotate", "--agent", "ann", "--json")
+    assert code == 0  # once exit 1: "generation 3 was claimed out of sequence ..."
+    (rotated,) = json.loads(out)["rotated"]
+    assert (rotated["previous"], keyring.generation_of(rotated["active"])) == (first, 2)
+    assert (rotated["created"], rotated["voided"]) == (True, joined)
+    assert [k[len(KEYS) :] for k in _names(env) if "void." in k] == [f"void.{g:08d}" for g in joined]
+    # A new process writes under the operator's key, never under a planted one.
+    writer = make_tool("ann")
+    ok(writer, command="create", path="/memories/b.md", file_text="b")
+    assert header(env, ANN + "b.md").branch_id == rotated["active"]
+    # The next rotation goes on after the run (voided claims included) and is active too.
+    code, out, _ = run(capsys, "rotate", "--agent", "ann", "--json")
+    (again,) = json.loads(out)["rotated"]
+    assert keyring.generation_of(again["active"]) == max(joined) + 1
+    assert again["voided"] == ([5] if 5 in planted else [])  # generation 5 joins now: voided in turn
+    ok(make_tool("ann"), command="create", path="/memories/c.md", file_text="c")
+    assert header(env, ANN + "c.md").branch_id == again["active"]
+    code, out, _ = run(capsys, "verify", "--agent", "ann", "--json")
     assert code == 1
-    assert "00000002" not in [k[len(KEYS) :] for k in _names(env)]
-    assert (
-        out
-        == (
-            "failed: ann:keystore: not rotated: generation 3 was claimed out of sequence, and creating generation 2 "
-            "would make that key active; the active key is unchanged\n"
-        )
-        + out.splitlines(keepends=True)[-1]
-    )
-    assert out.splitlines()[-1].endswith(" s; 1 failed")
+    report = json.loads(out)
+    assert [b["id"] for b in report["branch_keys"] if b["active"]] == [again["active"]]
+    reported = {p["path"].removeprefix("branch key ") for p in report["problems"] if p["path"] != "keystore"}
+    assert reported == set(strays.values())
+    for problem in report["problems"]:
+        if problem["path"] == f"branch key {strays[3]}":
+            assert problem["reason"] == (
+                "claimed out of sequence: no tool or operator created it, and it is voided by s3memory rotate; "
+                "objects sealed under it are read until s3memory retire (reseal moves them to the active key)"
+            )
 
 
 def _names(s3: Any) -> list[str]:
@@ -109,13 +135,21 @@ def _names(s3: Any) -> list[str]:
     return [o["Key"] for o in resp.get("Contents", [])]
 
 
-def test_rotate_dry_run_says_what_the_real_run_refuses(capsys: Any, env: Any, make_tool: Any) -> None:
+def test_rotate_dry_run_says_what_the_real_run_does(capsys: Any, env: Any, make_tool: Any) -> None:
     ok(make_tool("ann"), command="create", path="/memories/a.md", file_text="a")
+    first = header(env, ANN + "a.md").branch_id
     plant(env, 3)
+    before = _names(env)
     code, out, _ = run(capsys, "rotate", "--agent", "ann", "--dry-run")
     assert (code, out) == (
-        1,
-        "failed: ann:keystore: not rotated: generation 3 was claimed out of sequence, and creating generation 2 "
-        "would make that key active; the active key is unchanged\n"
-        "would rotate 0 agents; nothing was changed (--dry-run); 1 failed\n",
+        0,
+        f"ann: would make branch key generation 2 active (now {first}); voided generation 3 (claimed out of "
+        "sequence; s3memory verify lists it)\n"
+        "would rotate 1 agent; nothing was changed (--dry-run)\n",
+    )
+    assert _names(env) == before
+    code, out, _ = run(capsys, "rotate", "--agent", "ann")
+    assert code == 0
+    assert out.splitlines()[0].endswith(
+        f"(was {first}); voided generation 3 (claimed out of sequence; s3memory verify lists it)"
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -23,8 +24,10 @@ REFUSED = (
 
 
 def mode_entries(s3: Any) -> list[str]:
+    """The agent's name mode claims and entries, each entry's tag shown as `{tag}`."""
     folder = ANN + ".s3memory/keys/"
-    return sorted(k[len(folder) :] for k in listed_keys(s3) if k.startswith(folder + "names."))
+    names = sorted(k[len(folder) :] for k in listed_keys(s3) if k.startswith(folder + "names."))
+    return [re.sub(r"^(names\.[0-9]{8}\.[a-z-]+)\.[A-Za-z0-9_-]{22}$", r"\1.{tag}", n) for n in names]
 
 
 def seed(make_tool: Any, names: str = "plain") -> None:
@@ -54,9 +57,9 @@ def test_plain_to_encrypted_and_back(capsys: Any, env: Any, make_tool: Any) -> N
     assert not any(word in key for key in keys for word in ("patients", "jane", "archive", "old", "notes"))
     assert mode_entries(env) == [  # plain tools record no mode; each migration step is a claim and its entry
         "names.00000002",
-        "names.00000002.to-encrypted",
+        "names.00000002.to-encrypted.{tag}",
         "names.00000003",
-        "names.00000003.encrypted",
+        "names.00000003.encrypted.{tag}",
     ]
     assert_all_readable(make_tool, "encrypted")
     assert err(make_tool("ann"), command="view", path="/memories") == REFUSED.format("NamesEncrypted")
@@ -126,7 +129,7 @@ def test_an_interrupted_migration_locks_the_agent_and_resumes(
     assert out.splitlines()[0].endswith(": S3 DeleteObject failed (SlowDown)")
     heal()
     assert len(memory_keys(env, ANN)) == 4  # two files moved; one copied, its old key not yet deleted
-    assert mode_entries(env)[-1] == "names.00000002.to-encrypted"
+    assert mode_entries(env)[-1] == "names.00000002.to-encrypted.{tag}"
     for names in ("plain", "encrypted"):
         assert err(make_tool("ann", names=names), command="view", path="/memories") == REFUSED.format("NamesMigrating")
     code, _, error = run(capsys, "ls", "--agent", "ann")
@@ -156,7 +159,7 @@ def test_a_file_the_migration_cannot_place_stays_and_keeps_the_agent_locked(
         "ann: the migration is not finished; tools refuse the agent until `s3memory migrate` completes it"
     )
     assert ANN + "stray/%41.md" in listed_keys(env)
-    assert mode_entries(env)[-1] == "names.00000002.to-encrypted"
+    assert mode_entries(env)[-1] == "names.00000002.to-encrypted.{tag}"
 
 
 def test_an_agent_with_an_interrupted_directory_change_is_refused(capsys: Any, env: Any, make_tool: Any) -> None:

@@ -77,7 +77,7 @@ def test_a_tool_with_a_stale_view_refuses_once_the_migration_began(
     thread = threading.Thread(target=migrating)
     thread.start()
     deadline = time.monotonic() + 5
-    while not any(k.endswith(".to-encrypted") for k in listed_keys(s3, prefix=ANN)) and time.monotonic() < deadline:
+    while not any(".to-encrypted." in k for k in listed_keys(s3, prefix=ANN)) and time.monotonic() < deadline:
         time.sleep(0.02)
     time.sleep(0.4)  # the stale tool's listing is now older than its fence window; nothing moved yet
     assert err(stale, command="create", path="/memories/b.md", file_text="b\n") == MIGRATING

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from s3memory.core import keyring
-from tests.support import BUCKET, keystore_names, memory_keys, ok
+from tests.support import BUCKET, claim_mode, err, keystore_names, memory_keys, ok
 from tests.support.cli import run
 
 ENC, PLN = "ann-e", "ann-p"
@@ -194,8 +194,7 @@ def test_verify_with_a_key_that_does_not_open_the_name_key_reports_it_once(capsy
 
 def migrating(s3: Any, agent: str) -> None:
     """Leave `agent` as an interrupted `s3memory migrate --names encrypted` does: mode 2, to-encrypted."""
-    for name, body in (("names.00000002", b"to-encrypted"), ("names.00000002.to-encrypted", b"")):
-        s3.put_object(Bucket=BUCKET, Key=root(agent) + ".s3memory/keys/" + name, Body=body)
+    claim_mode(s3, agent, 2, "to-encrypted")
 
 
 def test_verify_of_every_agent_goes_on_past_one_being_migrated(capsys: Any, both: Any, s3: Any) -> None:
@@ -791,3 +790,80 @@ def test_import_with_encrypted_names_never_stores_plain_names(
         "planted under it can make it look plain: check it with `s3memory verify --agent ID` first\n"
     )
     assert stored == [f"{root('gus')}planted.md"]
+
+
+UNAUTHENTICATED_CLI = (
+    "the agent's name mode record failed its integrity check (NamesUnauthenticated): a bucket writer may have "
+    "changed it, or it was written before mode records were tagged; check the agent with `s3memory verify "
+    "--agent ID`, then record the mode its names must have with `s3memory migrate --agent ID --names MODE`"
+)
+
+
+def test_import_with_encrypted_names_refuses_a_planted_plain_mode(
+    capsys: Any, env: Any, make_tool: Any, tmp_path: Path, monkeypatch: Any
+) -> None:
+    """Issue 21 item 3: a bucket writer (no key) plants a `plain` mode record under an agent with
+    encrypted names; `import` with S3MEMORY_NAMES=encrypted stored its names in clear before. It is an
+    integrity failure now, which names what to run, and nothing is stored."""
+    ok(make_tool("gus", names="encrypted"), command="create", path="/memories/a.md", file_text="a")
+    folder = root("gus") + ".s3memory/keys/"
+    env.put_object(Bucket=BUCKET, Key=folder + "names.00000002", Body=b"plain")
+    env.put_object(Bucket=BUCKET, Key=folder + "names.00000002.plain", Body=b"")
+    before = [o["Key"] for o in env.list_objects_v2(Bucket=BUCKET, Prefix=root("gus"))["Contents"]]
+    (tmp_path / "customer-acme-secret.md").write_text("hello\n")
+    monkeypatch.setenv("S3MEMORY_NAMES", "encrypted")
+    code, out, error = run(capsys, "import", "--agent", "gus", str(tmp_path), "-q")
+    assert (code, out, error) == (1, "", f"s3memory: error: {UNAUTHENTICATED_CLI}\n")
+    assert [o["Key"] for o in env.list_objects_v2(Bucket=BUCKET, Prefix=root("gus"))["Contents"]] == before
+
+
+def test_verify_flags_an_untagged_mode_and_migrate_records_it_again(capsys: Any, env: Any, make_tool: Any) -> None:
+    """The one-time upgrade: an agent migrated back to plain names before mode records were tagged
+    (its records untagged) is refused by tools until `s3memory migrate` records its mode again."""
+    ok(make_tool("hal", names="encrypted"), command="create", path="/memories/a.md", file_text="a")
+    folder = root("hal") + ".s3memory/keys/"
+    for seq, state in ((2, "to-plain"), (3, "plain")):  # as an earlier build's migrate left them
+        env.put_object(Bucket=BUCKET, Key=folder + f"names.{seq:08d}", Body=state.encode())
+        env.put_object(Bucket=BUCKET, Key=folder + f"names.{seq:08d}.{state}", Body=b"")
+    code, out, _ = run(capsys, "verify", "--agent", "hal", "-q")
+    assert code == 1
+    assert out.splitlines()[:2] == [
+        f"failed: hal:file names: the file names cannot be read: {UNAUTHENTICATED_CLI}; its files were not verified",
+        "failed: hal:name mode: its name mode record (plain, mode 3) has no tag (written before mode records "
+        "were tagged): tools refuse it unless it says encrypted; record the mode its names must have: "
+        "s3memory migrate --agent hal --names MODE",
+    ]
+    assert err(make_tool("hal", names="plain"), command="view", path="/memories") == (
+        "Error: This memory's record of how it stores file names failed its integrity check; nothing was changed. "
+        "An operator must check the memory's keys (s3memory verify)."
+    )
+    code, out, _ = run(capsys, "migrate", "--yes", "--agent", "hal", "--names", "plain", "-q")
+    assert code == 0, out
+    assert untimed(out.splitlines()[0]) == "moved 1 file in T s (0 already stored plain)"  # its encrypted name
+    assert next(n for n in keystore(env, "hal") if n.startswith("names.00000004")) == "names.00000004"
+    assert run(capsys, "verify", "--agent", "hal", "-q")[0] == 0
+    assert ok(make_tool("hal", names="plain"), command="create", path="/memories/b.md", file_text="b").startswith(
+        "File created"
+    )
+
+
+def test_verify_reports_a_stripped_mode_and_migrate_records_it_again(capsys: Any, env: Any, make_tool: Any) -> None:
+    """A bucket writer removed mode 1 (entry and the claim's field): the name key it came with stays, so
+    verify reports it, and `migrate --names encrypted` records the mode again, tagged."""
+    ok(make_tool("ida", names="encrypted"), command="create", path="/memories/a.md", file_text="a")
+    folder = root("ida") + ".s3memory/keys/"
+    env.delete_object(Bucket=BUCKET, Key=folder + "names.00000001.encrypted")
+    claim = json.loads(env.get_object(Bucket=BUCKET, Key=folder + "00000001")["Body"].read())
+    del claim["names"]
+    env.put_object(Bucket=BUCKET, Key=folder + "00000001", Body=json.dumps(claim).encode())
+    code, out, _ = run(capsys, "verify", "--agent", "ida", "-q")
+    assert code == 1
+    assert (
+        "failed: ida:name mode: the agent has a name key but no name mode record (removed, or never written): "
+        "tools refuse it; record the mode its names must have: s3memory migrate --agent ida --names MODE"
+    ) in out.splitlines()
+    code, out, _ = run(capsys, "migrate", "--yes", "--agent", "ida", "--names", "encrypted", "-q")
+    assert code == 0, out
+    assert [n for n in keystore(env, "ida") if n.startswith("names.")][::2] == ["names.00000002", "names.00000003"]
+    assert run(capsys, "verify", "--agent", "ida", "-q")[0] == 0
+    assert ok(make_tool("ida", names="encrypted"), command="view", path="/memories/a.md").endswith("1\ta")

@@ -8,7 +8,7 @@ import time
 from datetime import datetime, timezone
 from typing import Any
 
-from tests.support import BUCKET, listed_keys, ok
+from tests.support import BUCKET, claim_mode, listed_keys, ok
 from tests.support.cli import CliClients, run
 
 ANN = "agents/ann/"
@@ -57,8 +57,7 @@ def test_repair_abandon_ends_an_unfinished_restore_in_any_name_state(
     _interrupted_restore(capsys, make_tool, cli_clients)
     assert RECORD in listed_keys(versioned)
     # the state old code left: a migration began after the restore stopped (the agent is locked meanwhile)
-    versioned.put_object(Bucket=BUCKET, Key=ANN + ".s3memory/keys/names.00000002", Body=b"to-encrypted")
-    versioned.put_object(Bucket=BUCKET, Key=ANN + ".s3memory/keys/names.00000002.to-encrypted", Body=b"")
+    claim_mode(versioned, "ann", 2, "to-encrypted")
     code, out, _ = run(capsys, "repair", "--agent", "ann", "--abandon")
     assert (code, out) == (
         0,

@@ -122,3 +122,22 @@ def test_the_active_generation_is_the_top_of_the_unbroken_run_from_one() -> None
 def test_a_rotation_past_the_last_generation_is_refused_with_a_reason(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(keyring, "MAX_GENERATION", 3)
     assert Ring(claims={1: "", 2: "", 3: ""}).next_generation() == (0, "the branch key generations are used up (3)")
+
+
+def test_a_voided_claim_links_the_run_but_is_never_active() -> None:
+    """`rotate` voids a claim out of sequence its key would join (issue 21 item 1): the run goes on
+    through it, the key after it is active, and it stays listed as out of sequence."""
+    planted = Ring.from_listing([("00000001", "e1"), ("00000003", "e3"), ("00000004", "e4"), ("00000009", "e9")])
+    assert planted.next_generation()[0] == 0  # a tool's scheduled rotation refuses: 3 would become active
+    assert planted.next_generation(voiding=True) == (2, "")
+    assert planted.joining(2) == [3, 4]
+    rotated = Ring.from_listing(
+        [("00000001", ""), ("00000002", ""), ("00000003", ""), ("00000004", ""), ("00000009", ""),
+         ("void.00000003", ""), ("void.00000004", "")]
+    )  # fmt: skip
+    assert (rotated.run_end, rotated.active_generation) == (4, 2)
+    assert rotated.out_of_sequence == [3, 4, 9]
+    assert rotated.next_generation() == (5, "")
+    assert rotated.joining(5) == []
+    assert rotated.copy().void == {3, 4}
+    assert Ring.from_listing([("void.00000002", "")]).active_generation == 0  # a void entry claims nothing

@@ -84,8 +84,11 @@ def test_names_claims() -> None:
     for seq in (0, 1, 100_000_000):
         with pytest.raises(ValueError, match=r"^name mode claim out of range$"):
             mode_records.names_claim(seq)
-    assert mode_records.parse_names_claim(b"to-encrypted") == "to-encrypted"
-    for body in (b"", b"Plain", b"plain\n", b"\xff"):
+    assert mode_records.parse_names_claim(b"to-encrypted") == ("to-encrypted", "")  # written before tags
+    tag = "A" * 22
+    assert mode_records.parse_names_claim(f"plain.{tag}".encode()) == ("plain", tag)
+    assert mode_records.claim_body("plain", tag) == f"plain.{tag}".encode()
+    for body in (b"", b"Plain", b"plain\n", b"\xff", b"plain.", b"plain.short", f"plain.{tag}=".encode()):
         with pytest.raises(IntegrityError):
             mode_records.parse_names_claim(body)
 
@@ -156,3 +159,24 @@ def test_the_name_key_is_generation_zero() -> None:
     assert NAME_KEY.claim_name() == "00000000"
     assert keyring.parse_index(NAME_KEY.index_name()) == NAME_KEY
     assert keyring.parse_claim(NAME_KEY.claim_body(), 0) == NAME_KEY
+
+
+def test_a_mode_tag_binds_the_agent_the_seq_and_the_mode() -> None:
+    key = mode_records.mode_key(bytes(range(32)), "agent-42")
+    tag = mode_records.mode_tag(key, 2, "plain")
+    assert len(tag) == mode_records.TAG_CHARS
+    assert mode_records.tag_holds(key, 2, "plain", tag)
+    assert not mode_records.tag_holds(key, 3, "plain", tag)  # not movable to another seq
+    assert not mode_records.tag_holds(key, 2, "to-plain", tag)  # nor to another mode
+    other = mode_records.mode_key(bytes(range(32)), "agent-43")
+    assert not mode_records.tag_holds(other, 2, "plain", tag)  # nor to another agent
+    assert not mode_records.tag_holds(mode_records.mode_key(bytes(32), "agent-42"), 2, "plain", tag)
+
+
+def test_a_tagged_entry_is_read_with_its_tag() -> None:
+    tag = "b" * 22
+    ring = Ring.from_listing([("names.00000002", ""), (f"names.00000002.plain.{tag}", "")])
+    assert ring.names_state == (2, "plain")
+    assert ring.tags == {(2, "plain"): tag}
+    assert mode_records.names_entry(2, "plain", tag) == f"names.00000002.plain.{tag}"
+    assert ring.copy().tags == ring.tags

@@ -18,6 +18,7 @@ from s3memory.errors import (
     KeysDestroyed,
     KeyUnavailable,
     NamesMismatch,
+    NamesUnauthenticated,
     NotFound,
     OutcomeUnknown,
     PreconditionFailed,
@@ -61,6 +62,7 @@ WORDED_AS: dict[type[S3MemoryError], type[S3MemoryError]] = {
     KeysDestroyed: KeysDestroyed,
     ActiveKeyIntegrity: ActiveKeyIntegrity,
     KeyRetired: KeyRetired,
+    NamesUnauthenticated: NamesUnauthenticated,
 }
 
 
@@ -71,7 +73,7 @@ def sample(cls: type[S3MemoryError], code: str = "SlowDown") -> S3MemoryError:
         return cls(code, "PutObject")
     if issubclass(cls, KeyUnavailable):
         return cls(code)
-    if cls in (IntegrityError, KeysDestroyed, ActiveKeyIntegrity, KeyRetired):
+    if cls in (IntegrityError, KeysDestroyed, ActiveKeyIntegrity, KeyRetired, NamesUnauthenticated):
         return cls()
     return cls("unexpected")
 
@@ -112,6 +114,17 @@ WORDS: dict[type[S3MemoryError], tuple[str, str, str, str]] = {
     )
     * 2
     + ("the agent's active branch key failed its integrity check; check its keys (s3memory verify)",) * 2,
+    NamesUnauthenticated: (
+        "Error: This memory's record of how it stores file names failed its integrity check; nothing was changed. "
+        "An operator must check the memory's keys (s3memory verify).",
+    )
+    * 2
+    + (
+        "the agent's name mode record failed its integrity check (NamesUnauthenticated): a bucket writer may have "
+        "changed it, or it was written before mode records were tagged; check the agent with `s3memory verify "
+        "--agent ID`, then record the mode its names must have with `s3memory migrate --agent ID --names MODE`",
+    )
+    * 2,
     NotFound: (
         "Error: Memory storage refused the request (SlowDown); nothing was changed. Retrying the same request will "
         "not help.",

@@ -265,16 +265,20 @@ def test_an_agent_without_a_mode_entry_that_has_a_key_or_files_is_plain(
 def test_both_modes_are_refused_while_a_migration_is_under_way(
     make_tool: Callable[..., S3MemoryTool], s3: Any, first: str, state: str, with_entry: bool
 ) -> None:
-    ok(make_tool(names=first), command="create", path="/memories/notes/a.md", file_text="a")
-    s3.put_object(Bucket=BUCKET, Key=KEYSTORE + "names.00000002", Body=state.encode())
-    if with_entry:  # without it (its writer stopped in between), tools read the claim
-        s3.put_object(Bucket=BUCKET, Key=KEYSTORE + f"names.00000002.{state}", Body=b"")
+    tool = make_tool(names=first)
+    ok(tool, command="create", path="/memories/notes/a.md", file_text="a")
+    keystore = tool.memory.vault.keystore
+    keystore.name_key()  # migrate makes it before its first claim
+    assert keystore.claim_names(2, state) == (2, state)  # as `s3memory migrate` claims it: tagged
+    (entry,) = [k for k in listed_keys(s3) if k.startswith(KEYSTORE + f"names.00000002.{state}.")]
+    if not with_entry:  # without it (its writer stopped in between), tools read the claim
+        s3.delete_object(Bucket=BUCKET, Key=entry)
     before = listed_keys(s3)
     expected = ["ERROR " + mismatch("NamesMigrating")] * len(REFUSED_COMMANDS)
     assert refusals(make_tool, "plain") == expected
     assert refusals(make_tool, "encrypted") == expected
     # Nothing changed, except that the first tool to read the lone claim wrote its entry.
-    assert listed_keys(s3) == sorted([*before, *([] if with_entry else [KEYSTORE + f"names.00000002.{state}"])])
+    assert listed_keys(s3) == sorted([*before, *([] if with_entry else [entry])])
 
 
 def test_a_plain_tool_that_saw_the_agent_empty_is_refused_at_its_first_write(
@@ -332,7 +336,8 @@ def test_tools_of_both_modes_racing_an_agents_first_write_leave_one_mode(
         assert len(stored) == 1, stored
         if winner == "plain":
             assert stored == [root + "from-plain.md"]
-            # (the losing tool may have made the agent's name key before it lost: unused, harmless)
+            # The losing tool makes no name key: it would make the plain agent's missing mode look removed.
+            assert "00000000" not in keystore_names(keys, root)
         else:
             assert tools["encrypted"].memory.vault.space.path_of(stored[0]) == MemoryPath(("from-encrypted.md",))
             assert TOKEN.fullmatch(stored[0][len(root) :])

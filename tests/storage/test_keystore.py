@@ -248,3 +248,32 @@ def test_a_keystore_uses_the_caches_it_is_given(tool: S3MemoryTool, s3: Any) -> 
     assert given.rings.get(keystore.location) is not None
     assert given.unwraps.get((AGENT, branch.provider, keystore.record(keystore.ring(), 1).wrapped)) == branch.plaintext
     assert keys.caches.rings.get(keystore.location) is None
+
+
+def test_rotate_voids_a_claim_made_while_it_runs(tool: S3MemoryTool, s3: Any) -> None:
+    """Issue 21 item 1: a stolen agent credential claims the generation after the one `rotate` is
+    creating, between rotate's listing and its claim. Rotate lists again after its claim, voids that
+    claim, and its own key is active."""
+    ok(tool, command="create", path="/memories/a.md", file_text="a")
+    keys = LocalKeys(LOCAL_KEY)
+    keystore = Keystore(ObjectStore(s3, BUCKET), keys, AgentKeyspace("agents/", AGENT))
+    planted = f"{3:08d}-{'cd' * 8}"
+
+    def plant(params: dict[str, Any], **_: Any) -> None:
+        if params.get("Key") == FOLDER + "00000002":  # rotate is about to claim generation 2
+            wrapped = keys.new_branch_key(AGENT, planted)[1]
+            record = keyring.BranchRecord(planted, 1, keys.provider_id, wrapped)
+            s3.meta.events.unregister("before-parameter-build.s3.PutObject", plant)
+            s3.put_object(Bucket=BUCKET, Key=FOLDER + record.claim_name(), Body=record.claim_body())
+            s3.put_object(Bucket=BUCKET, Key=FOLDER + record.index_name(), Body=b"")
+
+    s3.meta.events.register("before-parameter-build.s3.PutObject", plant)
+    rotation = keystore.rotate()
+    assert (rotation.active.generation, rotation.created, rotation.voided) == (2, True, (3,))
+    ring = keystore.ring(refresh=True)
+    assert (ring.active_generation, ring.out_of_sequence) == (2, [3])
+    assert "void.00000003" in keystore_keys(s3, ROOT)
+    writer = S3MemoryTool(bucket=BUCKET, agent_id=AGENT, keys=LocalKeys(LOCAL_KEY), s3_client=s3, prefix="agents/")
+    ok(writer, command="create", path="/memories/b.md", file_text="b")  # a new process: never the planted key
+    assert header_of(s3, ROOT + "b.md").branch_id == rotation.active.branch_id
+    writer.close()

@@ -144,3 +144,24 @@ class CallCounter:
     def by_op(self) -> dict[str, int]:
         with self._lock:
             return dict(collections.Counter(self.calls))
+
+
+def claim_mode(
+    s3: Any, agent: str, seq: int, state: str, *, prefix: str = "agents/", bucket: str = BUCKET, entry: bool = True
+) -> str:
+    """Record name mode `seq` of `agent` as `s3memory migrate` does (its name key made first if it has
+    none, the claim and entry tagged under it), with the local test key; `entry=False` leaves the claim
+    alone (its writer stopped in between). Returns the entry's key."""
+    from s3memory import LocalKeys
+    from s3memory.storage.keyspace import AgentKeyspace
+    from s3memory.storage.keystore import Keystore
+    from s3memory.storage.store import ObjectStore
+
+    keystore = Keystore(ObjectStore(s3, bucket), LocalKeys(LOCAL_KEY), AgentKeyspace(prefix, agent))
+    keystore.name_key()
+    assert keystore.claim_names(seq, state) == (seq, state)
+    folder = f"{prefix}{agent}/{KEYSTORE_FOLDER}"
+    (key,) = [k for k in listed_keys(s3, bucket, folder) if k.startswith(f"{folder}names.{seq:08d}.{state}.")]
+    if not entry:
+        s3.delete_object(Bucket=bucket, Key=key)
+    return key

@@ -203,17 +203,20 @@ def test_agent_creates_claims_up_to_generation_9999(ks: Keystore, name: str) -> 
 @pytest.mark.parametrize(
     "name",
     ["99999999", "10000000", "01000000", "00100000", "00010000", "00010000-0a9843cf5e52de04.1.aws-kms.AAAA",
-     "99999999-0a9843cf5e52de04.1.aws-kms.AAAA", "retired.00000001", "retired.99999999"],
+     "99999999-0a9843cf5e52de04.1.aws-kms.AAAA", "retired.00000001", "retired.99999999", "void.00000003",
+     "names.00000002"],
 )  # fmt: skip
 def test_agent_cannot_claim_past_generation_9999_or_retire_keys(ks: Keystore, name: str) -> None:
     """A stolen agent credential cannot pin the agent to a far generation (issue 21 item 1: the
     library never makes a claim after a gap active, and IAM refuses generations past 9999, which
-    at one rotation a day last 27 years), nor plant a retirement (`s3memory retire` is the operator's)."""
+    at one rotation a day last 27 years), nor plant a retirement (`s3memory retire` is the operator's)
+    or a void entry (`s3memory rotate`'s, which would unlink the active key as deleting it would), nor
+    claim a name mode after the first (`s3memory migrate`'s: the agent holds the name key, so it could tag one)."""
     expected = IMPLICIT if ks.location == "keystore-bucket" else EXPLICIT
     assert ks.agent("s3:PutObject", ks.key(name=name), context=CREATE_ONLY).result == expected
 
 
-@pytest.mark.parametrize("name", ["99999999", "retired.00000001"])
+@pytest.mark.parametrize("name", ["99999999", "retired.00000001", "void.00000003", "names.00000002"])
 def test_operator_still_rotates_and_retires_past_the_agents_range(ks: Keystore, name: str) -> None:
     assert ks.operator("s3:PutObject", ks.key(name=name), context=CREATE_ONLY).result == ALLOWED
 
