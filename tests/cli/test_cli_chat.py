@@ -130,12 +130,12 @@ def test_one_shot_prompt_runs_the_memory_tool_on_s3(capsys, api, env, make_tool)
 def test_tool_errors_reach_the_model_as_error_results(capsys, api, env):
     api.turn(tool_use(1, command="view", path="/memories/../secrets"))
     api.turn(text("That path is not allowed."))
-    code, out, err = run(capsys, "chat", "--agent", "ann", "--prompt", "look around", "--model", "claude-opus-4-5")
+    code, out, err = run(capsys, "chat", "--agent", "ann", "--prompt", "look around", "--model", "claude-opus-5-5")
     assert (code, out) == (0, "That path is not allowed.\n")
     assert err == (  # the call, then why it failed: what the model was told
         "[memory] view /memories/../secrets\n[memory] failed: Invalid path /memories/../secrets: it contains '..'\n"
     )
-    assert api.requests[0][1]["model"] == "claude-opus-4-5"
+    assert api.requests[0][1]["model"] == "claude-opus-5-5"
     results = [b for m in api.requests[1][1]["messages"] for b in m["content"] if isinstance(b, dict)]
     error = next(b for b in results if b.get("type") == "tool_result")
     assert error["is_error"] is True
