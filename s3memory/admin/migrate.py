@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from s3memory.core import paths
 from s3memory.core.envelope import Header
 from s3memory.core.names import PLAIN, NameMode
-from s3memory.core.paths import MemoryPath
+from s3memory.core.paths import MemoryPath, owner_flag, owner_name
 from s3memory.errors import (
     AgentErasing,
     CommandError,
@@ -96,12 +96,12 @@ def migrate(vault: Vault, target: NameMode, pool: Pool, tracker: Tracker, *, wai
         raise ValueError("migrate needs a vault opened with names=None (it handles both encodings itself)")
     space = vault.space
     if vault.store.exists_under(vault.dir_prefix(INTENTS)):
-        raise CommandError(f"agent {vault.agent_id} has interrupted directory changes; run s3memory repair first")
+        raise CommandError(f"{owner_name(vault.agent_id)} has interrupted directory changes; run s3memory repair first")
     pending = unfinished(vault)
     if pending is not None:
         raise CommandError(
-            f"agent {vault.agent_id} has an unfinished restore (to {pending.at}); finish it first: "
-            f"{pending.command(vault.agent_id)}, or end it: s3memory repair --agent {vault.agent_id} --abandon"
+            f"{owner_name(vault.agent_id)} has an unfinished restore (to {pending.at}); finish it first: "
+            f"{pending.command(vault.agent_id)}, or end it: s3memory repair {owner_flag(vault.agent_id)} --abandon"
         )
     ring = vault.keystore.ring(refresh=True)
     if ring.erasing:

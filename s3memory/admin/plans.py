@@ -13,7 +13,7 @@ from s3memory.core import paths
 from s3memory.core.envelope import Header
 from s3memory.core.keyring import NAME_KEY_GENERATION, Ring
 from s3memory.core.names import PLAIN, NameMode
-from s3memory.core.paths import MemoryPath
+from s3memory.core.paths import MemoryPath, owner_name
 from s3memory.errors import CommandError, IntegrityError, KeyUnavailable, StorageError
 from s3memory.memory.explain import for_report
 from s3memory.memory.intents import INTENTS
@@ -39,7 +39,7 @@ def plan_migrate(vault: Vault, target: NameMode) -> MigratePlan:
     """The files `migrate` would move to `target` names (refused as the real run is, for an agent
     with interrupted directory changes)."""
     if vault.store.exists_under(vault.dir_prefix(INTENTS)):
-        raise CommandError(f"agent {vault.agent_id} has interrupted directory changes; run s3memory repair first")
+        raise CommandError(f"{owner_name(vault.agent_id)} has interrupted directory changes; run s3memory repair first")
     space = vault.space
     plain = with_codec(space, PLAIN)
     # No name key yet: no file can be stored encrypted (and the plan must not create the key).

@@ -28,7 +28,7 @@ from typing import Literal
 
 from s3memory.core import paths
 from s3memory.core.envelope import Header
-from s3memory.core.paths import RESERVED_SEGMENT, MemoryPath
+from s3memory.core.paths import RESERVED_SEGMENT, MemoryPath, owner_flag, owner_name
 from s3memory.errors import CommandError, IntegrityError, KeyUnavailable, NotFound, PreconditionFailed, StorageError
 from s3memory.memory.explain import for_report
 from s3memory.storage.admin_store import AdminStore, Version
@@ -82,7 +82,7 @@ class Intent:
             raise IntegrityError() from None
 
     def command(self, agent: str) -> str:
-        return f"s3memory restore --agent {agent} --at {self.at}" + ("" if self.scope is None else f" {self.scope}")
+        return f"s3memory restore {owner_flag(agent)} --at {self.at}" + ("" if self.scope is None else f" {self.scope}")
 
 
 def unfinished(vault: Vault) -> Intent | None:
@@ -119,10 +119,10 @@ def _begin(vault: Vault, intent: Intent) -> tuple[str, bool]:
         if other == intent:
             return etag, True
         raise CommandError(
-            f"agent {vault.agent_id} has an unfinished restore (to {other.at}); finish it first: "
+            f"{owner_name(vault.agent_id)} has an unfinished restore (to {other.at}); finish it first: "
             f"{other.command(vault.agent_id)}"
         )
-    raise CommandError(f"the restore record of agent {vault.agent_id} kept changing; run restore again")
+    raise CommandError(f"the restore record of {owner_name(vault.agent_id)} kept changing; run restore again")
 
 
 @dataclass
@@ -155,7 +155,7 @@ def plan(store: AdminStore, vault: Vault, at: datetime, scope: MemoryPath | None
     moved = migrated_at(vault)
     if moved is not None and at < moved:
         raise CommandError(
-            f"the file names of agent {vault.agent_id} were converted (s3memory migrate) at "
+            f"the file names of {owner_name(vault.agent_id)} were converted (s3memory migrate) at "
             f"{moved.strftime('%Y-%m-%dT%H:%M:%SZ')}; restore can go back to that time at the earliest: "
             "earlier versions are stored under the old names"
         )

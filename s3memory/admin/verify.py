@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from s3memory.core.envelope import Header
 from s3memory.core.keyring import NAME_KEY_GENERATION, BranchRecord, Ring
+from s3memory.core.paths import owner_flag
 from s3memory.errors import (
     CONFIGURATION,
     CommandError,
@@ -90,7 +91,7 @@ def _keystore(vault: Vault, report: VerifyReport) -> tuple[list[str], str]:
         report.problems.append(Problem(vault.agent_id, "keystore", for_report(err)))
         return [], ""
     if mode_problem:
-        fix = f"record the mode its names must have: s3memory migrate --agent {vault.agent_id} --names MODE"
+        fix = f"record the mode its names must have: s3memory migrate {owner_flag(vault.agent_id)} --names MODE"
         report.problems.append(Problem(vault.agent_id, "name mode", f"{mode_problem}; {fix}"))
     _out_of_sequence(vault.agent_id, ring, records, report)
     for record in records:

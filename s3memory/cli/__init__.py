@@ -16,8 +16,9 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from . import logs
+from .arguments import error as _error
 from .exits import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, Failed, UsageError
-from .parser import COMMANDS, _error, build_parser
+from .parser import COMMANDS, build_parser
 
 if TYPE_CHECKING:
     from .context import Clients

@@ -62,7 +62,8 @@ def require_agent(store: AdminStore, keystore: AdminStore, prefix: str, agent: s
     if versions and next(iter(store.iter_versions(root)), []):
         return
     raise Failed(
-        f"agent {agent} has no objects under s3://{store.bucket}/{root} (prefix {prefix!r}); check --agent and --prefix"
+        f"{paths.owner_name(agent)} has no objects under s3://{store.bucket}/{root} (prefix {prefix!r}); "
+        f"check {paths.owner_flag(agent).split()[0]} and --prefix"
     )
 
 

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from s3memory.config import Settings, StorageSettings
 from s3memory.core.names import NameMode
+from s3memory.core.paths import owner_name, store_of
 
 from .exits import Failed, UsageError
 from .progress import Progress, choose_mode
@@ -140,9 +141,9 @@ class Context:
             if mode is NameMode.PLAIN:
                 return plain
             if need_names:
-                raise UsageError(f"agent {agent} stores its file names encrypted; {_NEEDS_KEYS}")
+                raise UsageError(f"{owner_name(agent)} stores its file names encrypted; {_NEEDS_KEYS}")
             why = f"they are encrypted and no key source is set ({_KEY_SOURCES})"
-        sys.stderr.write(f"note: the file names of agent {agent} are shown as stored keys: {why}\n")
+        sys.stderr.write(f"note: the file names of {owner_name(agent)} are shown as stored keys: {why}\n")
         return with_codec(plain, STORED_KEYS)
 
     @property
@@ -261,7 +262,8 @@ def failed_suffix(problems: Sequence[Problem]) -> str:
 def can_confirm(args: argparse.Namespace, verb: str) -> None:
     """Refuse (exit 2) a destructive command that would have to ask but cannot: no --yes, no terminal."""
     if not (args.yes or getattr(args, "dry_run", False) or sys.stdin.isatty()):
-        raise UsageError(f"{verb} asks for the agent id to be typed again, but stdin is not a terminal; pass --yes")
+        what = "agent" if store_of(getattr(args, "agent", None) or "") is None else "store"
+        raise UsageError(f"{verb} asks for the {what} id to be typed again, but stdin is not a terminal; pass --yes")
 
 
 def confirm(
@@ -274,10 +276,14 @@ def confirm(
     bucket's name typed instead."""
     if args.yes:
         return
-    expected, what = (args.agent, "agent id") if args.agent or bucket is None else (bucket, "bucket name")
+    if args.agent or bucket is None:
+        store = store_of(args.agent)
+        expected, what = (args.agent, "agent id") if store is None else (store, "store id")
+    else:
+        expected, what = bucket, "bucket name"
     sys.stderr.write(warning + "\n")
     sys.stderr.write(f"Type the {what} ({expected}) to confirm: ")
     sys.stderr.flush()
     if sys.stdin.readline().strip() != expected:
-        typed = "id" if what == "agent id" else "name"
+        typed = "name" if what == "bucket name" else "id"
         raise Failed(f"{verb} cancelled: the typed {typed} does not match; nothing was {nothing}")

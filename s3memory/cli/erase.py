@@ -7,6 +7,7 @@ import time
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
+from s3memory.core.paths import owner_name
 from s3memory.storage.admin_store import Version
 from s3memory.storage.keyspace import AgentKeyspace
 
@@ -86,7 +87,8 @@ def run_purge(args: argparse.Namespace) -> int:
     print_problems(report.problems)
     _arrived(report.arrived)
     gone = sum(v.delete_marker for v in report.deleted)
-    line = f"purged {count(len(report.deleted), 'version')} ({count(gone, 'delete marker')}) of agent {args.agent}"
+    line = f"purged {count(len(report.deleted), 'version')} ({count(gone, 'delete marker')})"
+    line += f" of {owner_name(args.agent)}"
     line += f" in {time.monotonic() - started:.2f} s{failed_suffix(report.problems)}"
     _report(args, _versions_json(space, _by_path(space, report.deleted)), report.problems, remaining=report.remaining)
     if report.remaining:
@@ -131,7 +133,7 @@ def run_shred(args: argparse.Namespace) -> int:
     problems = report.keys.problems + (report.objects.problems if report.objects else [])
     print_problems(problems)
     _arrived(report.objects.arrived if report.objects else 0)
-    line = f"shredded {count(len(report.keys.deleted), 'branch key version')} of agent {args.agent}"
+    line = f"shredded {count(len(report.keys.deleted), 'branch key version')} of {owner_name(args.agent)}"
     if report.objects is not None:
         line += f" and purged {count(len(report.objects.deleted), 'version')}"
     line += f" in {time.monotonic() - started:.2f} s{failed_suffix(problems)}"
@@ -175,7 +177,7 @@ def run_prune(args: argparse.Namespace) -> int:
             planned = prune(ctx.store, space, ctx.pool, cutoff, progress, dry_run=True, by_access=by_access)
             if planned.candidates:
                 files = count(len(planned.candidates), "file")
-                confirm(args, "prune", f"This deletes {files} of agent {args.agent} ({flag} {text}: "
+                confirm(args, "prune", f"This deletes {files} of {owner_name(args.agent)} ({flag} {text}: "
                         f"{_since(by_access)} since {cutoff:%Y-%m-%d %H:%M:%S} UTC).")  # fmt: skip
         report = prune(ctx.store, space, ctx.pool, cutoff, progress, dry_run=args.dry_run, by_access=by_access)
         progress.finish()

@@ -9,6 +9,8 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
+from s3memory.core.paths import owner_name
+
 from .context import (
     Context,
     can_confirm,
@@ -55,7 +57,7 @@ def run_history(args: argparse.Namespace) -> int:
         note_pending(args.agent, pending_of(vault))
     if report.migrated_at is not None:
         sys.stderr.write(
-            f"note: the file names of agent {args.agent} were converted (s3memory migrate) at "
+            f"note: the file names of {owner_name(args.agent)} were converted (s3memory migrate) at "
             f"{report.migrated_at.strftime('%Y-%m-%dT%H:%M:%SZ')}; versions from before are stored under the "
             "old names and marked (old names)\n"
         )
@@ -178,8 +180,9 @@ def run_restore(args: argparse.Namespace) -> int:
             if steps:
                 writing = count(sum(step.step == "write" for step in steps), "file")
                 deleting = count(sum(step.step != "write" for step in steps), "file")
-                confirm(args, "restore", f"This writes {writing} and deletes {deleting} of agent {args.agent} as they "
-                        f"were at {when} (the replaced versions stay in the bucket).", nothing="changed")  # fmt: skip
+                confirm(args, "restore", f"This writes {writing} and deletes {deleting} of {owner_name(args.agent)} "
+                        f"as they were at {when} (the replaced versions stay in the bucket).",
+                        nothing="changed")  # fmt: skip
         progress = ctx.progress("restore")
         report = restore(ctx.store, vault, at, scope, ctx.pool, progress)
         progress.finish()

@@ -17,6 +17,7 @@ from .pending import has_pending, note_pending, note_unread, pending_of
 from .progress import count, summary
 
 if TYPE_CHECKING:
+    from s3memory.admin.agents import AgentUsage
     from s3memory.memory.engine import Memory
 
 
@@ -95,21 +96,37 @@ def run_agents(args: argparse.Namespace) -> int:
         pending = [s.agent_id for s, f in ctx.pool.completed(lambda s: has_pending(ctx.store, s), spaces) if f.result()]
         hints = [f.result() for _, f in ctx.pool.completed(lambda a: prefix_note(ctx.store, ctx.settings.prefix, a),
                                                            [u.agent for u in usage])]  # fmt: skip
-    objects, nbytes = sum(u.objects for u in usage), sum(u.bytes for u in usage)
-    if args.json:
-        emit_json([{"agent": u.agent, "objects": u.objects, "bytes": u.bytes} for u in usage])
-    else:
-        width = max([5, *(len(u.agent) for u in usage)])
-        say(f"{'AGENT':<{width}}  {'OBJECTS':>9}  {'BYTES':>15}")
-        for u in usage:
-            say(f"{u.agent:<{width}}  {u.objects:>9,}  {u.bytes:>15,}")
-    seconds = time.monotonic() - started
-    line = f"{count(len(usage), 'agent')}, {count(objects, 'object')}, {count(nbytes, 'byte')} in {seconds:.2f} s"
-    print_summary(line, args.json)
+    _print_usage(args, usage, "agent", time.monotonic() - started)
     for hint in sorted(h for h in hints if h):
         sys.stderr.write(hint + "\n")
     note_unread(sorted(pending))
     return EXIT_OK
+
+
+def run_stores(args: argparse.Namespace) -> int:
+    from s3memory.admin.agents import list_stores
+
+    started = time.monotonic()
+    with connect(args, keys=False) as ctx:
+        progress = ctx.progress("stores")
+        usage = list_stores(ctx.store, ctx.settings.prefix, ctx.pool, progress)
+        progress.finish()
+    _print_usage(args, usage, "store", time.monotonic() - started)
+    return EXIT_OK
+
+
+def _print_usage(args: argparse.Namespace, usage: list[AgentUsage], kind: str, seconds: float) -> None:
+    """`agents` and `stores`: one line per agent or store (or one JSON list), then the summary."""
+    objects, nbytes = sum(u.objects for u in usage), sum(u.bytes for u in usage)
+    if args.json:
+        emit_json([{kind: u.agent, "objects": u.objects, "bytes": u.bytes} for u in usage])
+    else:
+        width = max([5, *(len(u.agent) for u in usage)])
+        say(f"{kind.upper():<{width}}  {'OBJECTS':>9}  {'BYTES':>15}")
+        for u in usage:
+            say(f"{u.agent:<{width}}  {u.objects:>9,}  {u.bytes:>15,}")
+    line = f"{count(len(usage), kind)}, {count(objects, 'object')}, {count(nbytes, 'byte')} in {seconds:.2f} s"
+    print_summary(line, args.json)
 
 
 def run_verify(args: argparse.Namespace) -> int:

@@ -8,7 +8,7 @@ import os
 import time
 from typing import TYPE_CHECKING
 
-from s3memory.core.paths import escape_for_display
+from s3memory.core.paths import escape_for_display, owner_name, store_of
 
 from .context import (
     Context,
@@ -50,7 +50,7 @@ def run_rewrap(args: argparse.Namespace) -> int:
         agents = ctx.agent_ids(args.agent)
         if args.dry_run:
             return _plan_rewrap(ctx, agents, args)
-        whose = f"agent {args.agent}" if args.agent else f"{count(len(agents), 'agent')} under {_where(ctx)}"
+        whose = f"{owner_name(args.agent)}" if args.agent else f"{count(len(agents), 'agent')} under {_where(ctx)}"
         confirm(args, "rewrap", f"This re-wraps the branch keys of {whose} under {escape_for_display(args.to_key)}; "
                 "the agents' tools need access to that key from then on.", nothing="changed",
                 bucket=ctx.settings.bucket)  # fmt: skip
@@ -88,6 +88,11 @@ def run_rewrap(args: argparse.Namespace) -> int:
     return EXIT_FAILED if problems else EXIT_OK
 
 
+def _who(owner: str) -> str:
+    """How a line of `rotate` starts: the agent id, or `store ID`."""
+    return owner if store_of(owner) is None else owner_name(owner)
+
+
 def _where(ctx: Context) -> str:
     return f"s3://{ctx.settings.bucket}/{ctx.settings.prefix}"
 
@@ -108,7 +113,8 @@ def _plan_rewrap(ctx: Context, agents: list[str], args: argparse.Namespace) -> i
     destination = escape_for_display(args.to_key)
     for plan in plans:
         also = " and its name key" if plan.name_keys else ""
-        say(f"would rewrap {count(plan.branch_keys, 'branch key')}{also} of agent {plan.agent} under {destination}")
+        say(f"would rewrap {count(plan.branch_keys, 'branch key')}{also} of {owner_name(plan.agent)} "
+            f"under {destination}")  # fmt: skip
     print_problems(problems)
     keys, names = sum(p.branch_keys for p in plans), sum(p.name_keys for p in plans)
     extra = f", {count(names, 'name key')}" if names else ""
@@ -135,7 +141,7 @@ def run_rotate(args: argparse.Namespace) -> int:
         for plan in plans:
             was = f" (now {plan.active})" if plan.active else " (its first)"
             what = f"would make branch key generation {plan.next_generation} active{was}"
-            say(f"{plan.agent}: {what}{_voids(plan.voids)}")
+            say(f"{_who(plan.agent)}: {what}{_voids(plan.voids)}")
         print_problems(problems)
         print_summary(f"would rotate {count(len(plans), 'agent')}; nothing was changed (--dry-run)"
                       + failed_suffix(problems))  # fmt: skip
@@ -151,7 +157,7 @@ def run_rotate(args: argparse.Namespace) -> int:
     for agent, rotation in done:
         was = f" (was {rotation.previous.branch_id})" if rotation.previous else " (its first)"
         how = "" if rotation.created else "; another process rotated it at the same moment and its key is used"
-        say(f"{agent}: branch key {rotation.active.branch_id} is active{was}{how}{_voids(rotation.voided)}")
+        say(f"{_who(agent)}: branch key {rotation.active.branch_id} is active{was}{how}{_voids(rotation.voided)}")
     print_problems(problems)
     line = f"rotated {count(len(done), 'agent')} in {time.monotonic() - started:.2f} s"
     print_summary(line + failed_suffix(problems))
@@ -184,14 +190,14 @@ def run_reseal(args: argparse.Namespace) -> int:
             plan = plan_reseal(ctx.vault(args.agent), ctx.pool)
             print_problems(plan.problems)
             under = f"branch key {plan.active}" if plan.active else "its first branch key (created by the real run)"
-            line = f"would reseal {count(plan.reseal, 'object')} of agent {args.agent} under {under}"
+            line = f"would reseal {count(plan.reseal, 'object')} of {owner_name(args.agent)} under {under}"
             print_summary(f"{line} ({plan.already:,} already); nothing was changed (--dry-run)"
                           + failed_suffix(plan.problems))  # fmt: skip
             if args.json:
                 emit_json({"agent": args.agent, "dry_run": True, "resealed": plan.reseal, "already": plan.already,
                            "active": plan.active or None, "problems": problems_json(plan.problems)})  # fmt: skip
             return EXIT_FAILED if plan.problems else EXIT_OK
-        confirm(args, "reseal", f"This re-seals every object of agent {args.agent} under its active branch key "
+        confirm(args, "reseal", f"This re-seals every object of {owner_name(args.agent)} under its active branch key "
                 "(each is read, sealed again and written back).", nothing="changed")  # fmt: skip
         progress = ctx.progress("reseal")
         report = reseal(ctx.writing_vault(args.agent), ctx.pool, progress)
@@ -215,14 +221,14 @@ def run_retire(args: argparse.Namespace) -> int:
         if args.dry_run:
             plan = plan_retire(ctx.vault(args.agent), ctx.pool)
         else:
-            confirm(args, "retire", f"This retires every branch key of agent {args.agent} older than its active one: "
-                    "objects (older versions included) still sealed under them can never be read again.",
+            confirm(args, "retire", f"This retires every branch key of {owner_name(args.agent)} older than its "
+                    "active one: objects (older versions included) still sealed under them can never be read again.",
                     nothing="changed")  # fmt: skip
             plan = retire(ctx.writing_vault(args.agent), ctx.pool)
     print_problems(plan.problems)
-    keys = f"{count(len(plan.keys), 'branch key')} of agent {args.agent} (up to generation {plan.generation})"
+    keys = f"{count(len(plan.keys), 'branch key')} of {owner_name(args.agent)} (up to generation {plan.generation})"
     if not plan.generation:
-        line = f"nothing to retire: agent {args.agent} has no branch key older than its active one still in use"
+        line = f"nothing to retire: {owner_name(args.agent)} has no branch key older than its active one still in use"
     elif args.dry_run:
         line = f"would retire {keys}; {count(plan.sealed, 'current object')} still sealed under them"
     else:

@@ -6,6 +6,7 @@ import argparse
 import time
 
 from s3memory.core.names import NameMode
+from s3memory.core.paths import owner_name
 
 from .context import (
     can_confirm,
@@ -36,16 +37,17 @@ def run_migrate(args: argparse.Namespace) -> int:
             for path in plan.moves:
                 say(f"would move {path.display}")
             print_problems(plan.problems)
-            print_summary(f"would move {count(len(plan.moves), 'file')} of agent {args.agent} to {args.names} names "
-                          f"({plan.already:,} already stored {args.names}); nothing was changed (--dry-run)"
+            print_summary(f"would move {count(len(plan.moves), 'file')} of {owner_name(args.agent)} to "
+                          f"{args.names} names ({plan.already:,} already stored {args.names}); "
+                          "nothing was changed (--dry-run)"
                           + failed_suffix(plan.problems))  # fmt: skip
             if args.json:
                 emit_json({"agent": args.agent, "names": args.names, "dry_run": True, "moved": len(plan.moves),
                            "already": plan.already, "finished": False,
                            "problems": problems_json(plan.problems)})  # fmt: skip
             return EXIT_FAILED if plan.problems else EXIT_OK
-        confirm(args, "migrate", f"This moves every file of agent {args.agent} to {args.names} names; the agent's "
-                "tools refuse it until the migration completes.", nothing="changed")  # fmt: skip
+        confirm(args, "migrate", f"This moves every file of {owner_name(args.agent)} to {args.names} names; "
+                "the agent's tools refuse it until the migration completes.", nothing="changed")  # fmt: skip
         progress = ctx.progress("migrate")
         try:
             vault, wait = ctx.vault(args.agent, names=None), ctx.settings.fence_seconds

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
-from typing import Any, NoReturn
 
 from s3memory.core.limits import DEFAULT_MODEL
 from s3memory.core.version import __version__
 
-from .exits import EXIT_USAGE, PROG
+from .arguments import Parser, agent_id, mount, owner_options, parents
+from .exits import PROG
 from .logs import add_argument as add_log_level
 
 # Every command: the module (under s3memory.cli) and the function that runs it, imported on use.
@@ -20,6 +19,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "ls": ("inspect", "run_ls"),
     "cat": ("inspect", "run_cat"),
     "agents": ("inspect", "run_agents"),
+    "stores": ("inspect", "run_stores"),
     "verify": ("inspect", "run_verify"),
     "repair": ("repair", "run_repair"),
     "export": ("transfer", "run_export"),
@@ -41,80 +41,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-def _error(message: str) -> None:
-    sys.stderr.write(f"{PROG}: error: {message}\n")
-
-
 # The commands whose --json is added after their other options (ls, agents, verify, history and
 # doctor have theirs already); each prints one JSON document, its schema in docs/cli.md.
 REPORTS = (
     "export", "import", "purge", "shred", "prune", "rewrap", "rotate", "reseal", "retire", "migrate", "restore",
     "redact",
 )  # fmt: skip
-
-_CONNECTION_HELP = """Flags override the S3MEMORY_* environment variables. Set the bucket and exactly one key
-source (agents, purge, prune, shred and rewrap need none); prefer S3MEMORY_LOCAL_KEY to --local-key,
-so the key stays out of your shell history."""
-
-
-def _agent_id(text: str) -> str:
-    from s3memory.core.paths import validate_agent_id
-
-    try:
-        return validate_agent_id(text)
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
-
-
-def _mount(text: str) -> str:
-    from s3memory.core.mounts import parse_spec
-
-    try:
-        parse_spec(text)
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
-    return text
-
-
-def _workers(text: str) -> int:
-    value = int(text) if text.isdigit() else 0
-    if not 1 <= value <= 256:
-        raise argparse.ArgumentTypeError("must be a whole number from 1 to 256")
-    return value
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse with the CLI's error form: one line `s3memory: error: MESSAGE` on stderr, exit 2.
-
-    Every subparser is one too (`add_subparsers` builds its parsers with the parent's class).
-    """
-
-    def error(self, message: str) -> NoReturn:
-        _error(" ".join(message.split("\n")))
-        self.exit(EXIT_USAGE)
-
-    def _parse_optional(self, arg_string: str) -> Any:
-        # No option starts with a digit: `--older-than -1d` passes "-1d" on to the age check
-        # (which says what is wrong with it) instead of failing as an option without a value.
-        if arg_string[:1] == "-" and arg_string[1:2].isdigit():
-            return None
-        return super()._parse_optional(arg_string)
-
-
-def _parents() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
-    conn = argparse.ArgumentParser(add_help=False)
-    group = conn.add_argument_group("connection", _CONNECTION_HELP)
-    group.add_argument("--bucket", help="S3 bucket (S3MEMORY_BUCKET)")
-    group.add_argument("--prefix", help='key prefix before the agent id, "" or ending in "/" (S3MEMORY_PREFIX)')
-    group.add_argument("--kms-key-id", metavar="KEY", help="KMS key id, ARN or alias (S3MEMORY_KMS_KEY_ID)")
-    group.add_argument("--local-key", metavar="BASE64", help="local 32-byte master key (S3MEMORY_LOCAL_KEY)")
-    group.add_argument("--endpoint-url", metavar="URL", help="S3/KMS endpoint (S3MEMORY_ENDPOINT_URL)")
-    group.add_argument("--region", help="AWS region (S3MEMORY_REGION)")
-    group.add_argument("--profile", help="AWS profile (S3MEMORY_PROFILE)")
-    bulk = argparse.ArgumentParser(add_help=False)
-    bulk.add_argument("--workers", type=_workers, metavar="N", help="parallel S3 requests (default 16)")
-    bulk.add_argument("-q", "--quiet", action="store_true", help="no progress output")
-    return conn, bulk
 
 
 def _command(
@@ -139,7 +71,7 @@ def _command(
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser: argparse.ArgumentParser = _Parser(  # its subparsers are _Parser too
+    parser: argparse.ArgumentParser = Parser(  # its subparsers are _Parser too
         prog=PROG,
         description="Claude's memory tool on envelope-encrypted S3: try it, inspect and operate agent memory.",
         epilog="examples:\n  s3memory demo\n  s3memory chat --embedded\n  s3memory ls --agent support-agent-1\n"
@@ -150,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     add_log_level(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")  # none: main() prints the help
-    conn, bulk = _parents()
+    conn, bulk = parents()
     ok_failed = "0 ok, 1 operation failed, 2 usage or configuration error"
 
     _command(sub, "demo", "run a scripted session on an embedded moto S3 + KMS (nothing to configure)",
@@ -159,7 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = _command(sub, "chat", "talk to Claude with its memory on S3 (interactive, or one-shot with --prompt)",
                  's3memory chat --agent support-agent-1 --prompt "What do you remember about me?"',
                  ok_failed + " (also when ANTHROPIC_API_KEY is not set)", [conn])  # fmt: skip
-    p.add_argument("--agent", type=_agent_id, help="agent id (with --embedded: support-agent-1)")
+    p.add_argument("--agent", type=agent_id, help="agent id (with --embedded: support-agent-1)")
     p.add_argument("--prompt", help="send this one message, print the answer and exit")
     p.add_argument("--model", help=f"model (S3MEMORY_MODEL, ANTHROPIC_MODEL; default {DEFAULT_MODEL})")
     p.add_argument("--max-tokens", type=int, default=4096, help="max tokens per answer (default 4096)")
@@ -167,13 +99,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = _command(sub, "ls", "show a memory directory exactly as the tool's `view` does",
                  "s3memory ls --agent support-agent-1 /memories/customers", ok_failed, [conn])  # fmt: skip
-    p.add_argument("--agent", type=_agent_id, required=True, help="agent id")
+    owner_options(p)
     p.add_argument("path", nargs="?", default="/memories", help="memory path (default /memories)")
     p.add_argument("--json", action="store_true", help="entries as JSON")
 
     p = _command(sub, "cat", "show a memory file exactly as the tool's `view` does",
                  "s3memory cat --agent support-agent-1 /memories/refund_policies.xml", ok_failed, [conn])  # fmt: skip
-    p.add_argument("--agent", type=_agent_id, required=True, help="agent id")
+    owner_options(p)
     p.add_argument("path", help="memory path, e.g. /memories/notes.md")
     p.add_argument("--view-range", type=int, nargs=2, metavar=("START", "END"), help="lines START to END (-1: end)")
 
@@ -181,15 +113,19 @@ def build_parser() -> argparse.ArgumentParser:
                  "s3memory agents --prefix agents/ --json", ok_failed, [conn, bulk])  # fmt: skip
     p.add_argument("--json", action="store_true", help="output JSON")
 
+    p = _command(sub, "stores", "list the shared stores under the prefix with their file counts and plaintext bytes",
+                 "s3memory stores --prefix agents/ --json", ok_failed, [conn, bulk])  # fmt: skip
+    p.add_argument("--json", action="store_true", help="output JSON")
+
     p = _command(sub, "export", "decrypt and verify an agent's files into a directory or a .tar.gz",
                  "s3memory export --agent support-agent-1 --to backup.tar.gz", ok_failed, [conn, bulk])  # fmt: skip
-    p.add_argument("--agent", type=_agent_id, required=True, help="agent id")
+    owner_options(p)
     p.add_argument("--to", required=True, metavar="DIR|FILE.tar.gz", help="writes DIR/memories/... or a tarball")
     p.add_argument("--force", action="store_true", help="export into a non-empty DIR or over an existing file")
 
     p = _command(sub, "import", "encrypt a local tree (or the SDK's memories/ folder) into an agent's memory",
                  "s3memory import --agent support-agent-1 ./memory --dry-run", ok_failed, [conn, bulk])  # fmt: skip
-    p.add_argument("--agent", type=_agent_id, required=True, help="agent id")
+    owner_options(p)
     p.add_argument("source", metavar="FROM_DIR", help="a directory (its memories/ folder if it has one) or a tarball")
     p.add_argument("--overwrite", action="store_true", help="replace files that already exist")
     p.add_argument("--yes", action="store_true", help="with --overwrite: do not ask for the agent id to be typed again")
@@ -197,13 +133,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = _command(sub, "purge", "erase an agent completely: every version and delete marker",
                  "s3memory purge --agent support-agent-1 --dry-run", ok_failed, [conn, bulk])  # fmt: skip
-    p.add_argument("--agent", type=_agent_id, required=True, help="agent id")
+    owner_options(p)
     p.add_argument("--yes", action="store_true", help="do not ask for the agent id to be typed again")
     p.add_argument("--dry-run", action="store_true", help="list what would be deleted; delete nothing")
 
     p = _command(sub, "shred", "crypto-shred an agent: destroy every version of its branch keys, then purge it",
                  "s3memory shred --agent support-agent-1 --dry-run", ok_failed, [conn, bulk])  # fmt: skip
-    p.add_argument("--agent", type=_agent_id, required=True, help="agent id")
+    owner_options(p)
     p.add_argument(
         "--keys-only", action="store_true", help="destroy the branch keys; leave the (now unreadable) objects"
     )
@@ -214,31 +150,31 @@ def build_parser() -> argparse.ArgumentParser:
                  "s3memory rewrap --to-key alias/s3memory-2025 --agent support-agent-1", ok_failed,
                  [conn, bulk])  # fmt: skip
     p.add_argument("--to-key", required=True, metavar="KEY", help="destination KMS key id, ARN or alias")
-    p.add_argument("--agent", type=_agent_id, help="only this agent (default: every agent under the prefix)")
+    owner_options(p, every=True)
     p.add_argument("--objects", action="store_true", help="also rewrap format-1 objects (one HEAD per object)")
     p.add_argument("--yes", action="store_true", help="do not ask for the agent id (or, for every agent, the bucket)")
     p.add_argument("--dry-run", action="store_true", help="list the branch keys it would rewrap; change nothing")
 
     p = _command(sub, "rotate", "make a new branch key active now (older keys stay readable)",
                  "s3memory rotate --agent support-agent-1", ok_failed, [conn])  # fmt: skip
-    p.add_argument("--agent", type=_agent_id, help="only this agent (default: every agent under the prefix)")
+    owner_options(p, every=True)
     p.add_argument("--dry-run", action="store_true", help="show the key each agent would get; change nothing")
 
     p = _command(sub, "reseal", "re-seal an agent's objects under its active branch key (resumable, conditional)",
                  "s3memory reseal --agent support-agent-1", ok_failed, [conn, bulk])  # fmt: skip
-    p.add_argument("--agent", type=_agent_id, required=True, help="agent id")
+    owner_options(p)
     p.add_argument("--yes", action="store_true", help="do not ask for the agent id to be typed again")
     p.add_argument("--dry-run", action="store_true", help="count the objects it would reseal; change nothing")
 
     p = _command(sub, "retire", "make an agent's branch keys older than the active one unusable (after reseal)",
                  "s3memory retire --agent support-agent-1", ok_failed, [conn, bulk])  # fmt: skip
-    p.add_argument("--agent", type=_agent_id, required=True, help="agent id")
+    owner_options(p)
     p.add_argument("--yes", action="store_true", help="do not ask for the agent id to be typed again")
     p.add_argument("--dry-run", action="store_true", help="list the keys it would retire; change nothing")
 
     p = _command(sub, "migrate", "convert an agent's file names to encrypted or plain (resumable, conditional)",
                  "s3memory migrate --agent support-agent-1 --names encrypted", ok_failed, [conn, bulk])  # fmt: skip
-    p.add_argument("--agent", type=_agent_id, required=True, help="agent id")
+    owner_options(p)
     p.add_argument("--names", choices=("encrypted", "plain"), required=True, help="how its file names are stored")
     p.add_argument("--yes", action="store_true", help="do not ask for the agent id to be typed again")
     p.add_argument("--dry-run", action="store_true", help="list the files it would move; change nothing")
@@ -247,28 +183,28 @@ def build_parser() -> argparse.ArgumentParser:
                  "s3memory verify --agent support-agent-1 --json",
                  ok_failed + " (1: an object failed; 2: --history on a bucket without versioning)",
                  [conn, bulk])  # fmt: skip
-    p.add_argument("--agent", type=_agent_id, help="only this agent (default: every agent under the prefix)")
+    owner_options(p, every=True)
     p.add_argument("--json", action="store_true", help="output JSON")
     p.add_argument("--history", action="store_true", help="also find current objects that repeat an older version")
 
     p = _command(sub, "history", "every version of a file or of an agent's memory, newest first (S3 versioning)",
                  "s3memory history --agent support-agent-1 /memories/notes.md --json", ok_failed,
                  [conn, bulk])  # fmt: skip
-    p.add_argument("--agent", type=_agent_id, required=True, help="agent id")
+    owner_options(p)
     p.add_argument("path", nargs="?", help="a file or directory (default: the whole memory)")
     p.add_argument("--json", action="store_true", help="output JSON")
 
     p = _command(sub, "show", "show one version of a file as the tool's `view` shows it",
                  "s3memory show --agent support-agent-1 /memories/notes.md --version 3HL4kqtJlcpXroDTDmJ", ok_failed,
                  [conn])  # fmt: skip
-    p.add_argument("--agent", type=_agent_id, required=True, help="agent id")
+    owner_options(p)
     p.add_argument("path", help="memory path, e.g. /memories/notes.md")
     p.add_argument("--version", required=True, metavar="V", help="version id (from `s3memory history`)")
 
     p = _command(sub, "restore", "bring an agent's memory (or a file or directory) back to its state at a time",
                  "s3memory restore --agent support-agent-1 --at 2026-11-20T09:30:00Z --dry-run", ok_failed,
                  [conn, bulk])  # fmt: skip
-    p.add_argument("--agent", type=_agent_id, required=True, help="agent id")
+    owner_options(p)
     p.add_argument(
         "--at", required=True, metavar="TIME", help="ISO 8601 with Z or an offset; not in the future (exit 2)"
     )
@@ -279,7 +215,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = _command(sub, "redact", "delete versions of a file for good (one, or all of them)",
                  "s3memory redact --agent support-agent-1 /memories/notes.md --version 3HL4kqtJlcpXroDTDmJ",
                  ok_failed, [conn])  # fmt: skip
-    p.add_argument("--agent", type=_agent_id, required=True, help="agent id")
+    owner_options(p)
     p.add_argument("path", help="memory path, e.g. /memories/notes.md")
     p.add_argument("--version", metavar="V", help="the version id to delete")
     p.add_argument("--all-versions", action="store_true", help="delete every version and delete marker")
@@ -289,7 +225,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = _command(sub, "repair", "complete interrupted directory renames and deletes of an agent (roll forward)",
                  "s3memory repair --agent support-agent-1 --dry-run",
                  ok_failed + " (1: a change could not be completed)", [conn])  # fmt: skip
-    p.add_argument("--agent", type=_agent_id, required=True, help="agent id")
+    owner_options(p)
     p.add_argument("--dry-run", action="store_true", help="show each pending change; change nothing")
     p.add_argument("--abandon", action="store_true", help="drop the records; every file stays where it is now")
 
@@ -302,7 +238,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = _command(sub, "prune", "delete an agent's files not modified (or not used) for a given time",
                  "s3memory prune --agent support-agent-1 --not-accessed-for 180d --dry-run", ok_failed,
                  [conn, bulk])  # fmt: skip
-    p.add_argument("--agent", type=_agent_id, required=True, help="agent id")
+    owner_options(p)
     age = p.add_mutually_exclusive_group(required=True)
     age.add_argument("--older-than", metavar="AGE",
                      help="not modified for AGE: a number and min, h, d or w, e.g. 90d, 2w, 12h or 30min")  # fmt: skip
@@ -313,13 +249,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = _command(sub, "mcp", "serve an agent's memory as an MCP server (one tool, `memory`; stdio or HTTP)",
                  "s3memory mcp --agent support-agent-1", ok_failed, [conn])  # fmt: skip
-    p.add_argument("--agent", type=_agent_id, required=True, help="agent id")
+    p.add_argument("--agent", type=agent_id, required=True, help="agent id")
     p.add_argument("--transport", choices=["stdio", "streamable-http"], default="stdio", help="default stdio")
     p.add_argument("--host", help="HTTP: address to bind (default 127.0.0.1; others need --allow-remote)")
     p.add_argument("--port", type=int, help="HTTP: port (default 8000; 0 picks a free one)")
     p.add_argument("--allow-remote", action="store_true",
                    help="HTTP: bind a non-loopback address; requires S3MEMORY_MCP_TOKEN")  # fmt: skip
-    p.add_argument("--mount", type=_mount, action="append", metavar="NAME=STORE[:ro|:rw]",
+    p.add_argument("--mount", type=mount, action="append", metavar="NAME=STORE[:ro|:rw]",
                    help="show a shared store at /memories/NAME (read-only unless :rw); repeatable; "
                         "replaces S3MEMORY_MOUNTS")  # fmt: skip
     for name in REPORTS:  # the other commands that report take --json too (docs/cli.md: JSON output)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
+from s3memory.core.paths import owner_flag, owner_name
 from s3memory.memory.intents import INTENTS, Intent, stored_records
 from s3memory.storage.keyspace import AgentKeyspace
 from s3memory.storage.store import ObjectStore
@@ -42,8 +43,8 @@ def note_pending(agent: str, intents: Sequence[Intent]) -> None:
         return
     what = "; ".join(describe(i) for i in intents)
     sys.stderr.write(
-        f"note: agent {agent} has {count(len(intents), 'interrupted change')} ({what}), not completed by this "
-        f"command; `s3memory repair --agent {agent}` completes it\n"
+        f"note: {owner_name(agent)} has {count(len(intents), 'interrupted change')} ({what}), not completed by this "
+        f"command; `s3memory repair {owner_flag(agent)}` completes it\n"
     )
 
 
@@ -51,6 +52,6 @@ def note_unread(agents: Sequence[str]) -> None:
     """One line on stderr per agent with intent records this command did not read (`agents`: no keys)."""
     for agent in agents:
         sys.stderr.write(
-            f"note: agent {agent} has interrupted changes, not completed by this command; "
-            f"`s3memory repair --agent {agent} --dry-run` shows them, without --dry-run completes them\n"
+            f"note: {owner_name(agent)} has interrupted changes, not completed by this command; "
+            f"`s3memory repair {owner_flag(agent)} --dry-run` shows them, without --dry-run completes them\n"
         )

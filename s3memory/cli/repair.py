@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import argparse
 
+from s3memory.core.paths import owner_name
+
 from .context import connect, say
 from .exits import EXIT_FAILED, EXIT_OK, UsageError
 from .inspect import memory_for
@@ -27,7 +29,7 @@ def run_repair(args: argparse.Namespace) -> int:
         raise UsageError("--dry-run and --abandon exclude each other; --dry-run shows what --abandon would drop")
     with connect(args) as ctx:
         if args.abandon and abandon_restore(ctx.store, AgentKeyspace(ctx.settings.prefix, args.agent)):
-            say(f"abandoned the unfinished restore of agent {args.agent}; every file stays as it is now")
+            say(f"abandoned the unfinished restore of {owner_name(args.agent)}; every file stays as it is now")
         memory = memory_for(ctx, args.agent, read_only=False)
         changes = memory.changes
         store, space = ctx.store, memory.vault.space
@@ -38,16 +40,16 @@ def run_repair(args: argparse.Namespace) -> int:
                 left = len(store.list_all(space.dir_prefix(intent.src)))
                 where = f"{count(len(intent.items), 'listed object')}, {left:,} still under {intent.src.display}"
                 say(f"pending: {_describe(intent)} ({where})")
-            say(f"{count(len(pending), 'interrupted change')} for agent {args.agent}; nothing was changed (--dry-run)")
+            changes_of = f"{count(len(pending), 'interrupted change')} for {owner_name(args.agent)}"
+            say(f"{changes_of}; nothing was changed (--dry-run)")
             return EXIT_OK
         if args.abandon:
             dropped = changes.abandon()
-            say(
-                f"abandoned {count(dropped, 'interrupted change')} for agent {args.agent}; every file stays where it is"
-            )
+            changes_of = f"{count(dropped, 'interrupted change')} for {owner_name(args.agent)}"
+            say(f"abandoned {changes_of}; every file stays where it is")
             return EXIT_OK
         recovery = changes.recover()
-    say(f"completed {recovery.done} interrupted change(s) for agent {args.agent}")
+    say(f"completed {recovery.done} interrupted change(s) for {owner_name(args.agent)}")
     if recovery.stale:
         # A record whose files are not in the versions it lists: replayed from version history
         # (a bucket writer needs no key for that) or overtaken by later writes.

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from s3memory.admin.localfs import DirWriter, TarWriter, is_tarball
-from s3memory.core.paths import escape_for_display
+from s3memory.core.paths import escape_for_display, owner_name
 
 from .context import (
     can_confirm,
@@ -184,7 +184,7 @@ def run_import(args: argparse.Namespace) -> int:
                 f"cannot read {escape_for_display(str(source))}: {err.strerror or type(err).__name__}"
             ) from None
         if args.overwrite and not args.dry_run:
-            confirm(args, "import --overwrite", f"This replaces every file of agent {args.agent} that "
+            confirm(args, "import --overwrite", f"This replaces every file of {owner_name(args.agent)} that "
                     f"{escape_for_display(str(source))} also holds (in a versioned bucket the old versions stay).",
                     nothing="changed")  # fmt: skip
         importer = Importer(

@@ -103,6 +103,18 @@ def store_of(owner: str) -> str | None:
     return owner[len(STORES_FOLDER) + 1 :] if owner.startswith(STORES_FOLDER + "/") else None
 
 
+def owner_name(owner: str) -> str:
+    """How a message names an owner: `agent ID`, or `store ID` (never its `_stores/` label)."""
+    store = store_of(owner)
+    return f"agent {owner}" if store is None else f"store {store}"
+
+
+def owner_flag(owner: str) -> str:
+    """The CLI flag that names an owner: `--agent ID` or `--store ID`."""
+    store = store_of(owner)
+    return f"--agent {owner}" if store is None else f"--store {store}"
+
+
 def validate_prefix(prefix: object) -> str:
     """Return `prefix` if it is "" or ends with "/" and has no empty or dot segments."""
     if not isinstance(prefix, str):

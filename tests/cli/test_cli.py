@@ -22,7 +22,7 @@ from tests.support import err as tool_error
 from tests.support.cli import LOCAL, ROOT, run, subprocess_env
 
 COMMANDS = [
-    "demo", "chat", "ls", "cat", "agents", "export", "import", "purge", "shred", "rewrap", "rotate", "reseal",
+    "demo", "chat", "ls", "cat", "agents", "stores", "export", "import", "purge", "shred", "rewrap", "rotate", "reseal",
     "retire", "migrate", "verify", "history", "show", "restore", "redact", "repair", "prune", "doctor", "mcp",
 ]  # fmt: skip
 
@@ -158,7 +158,7 @@ def test_a_key_flag_replaces_the_other_key_source_from_the_environment(capsys, e
             "--older-than: invalid age 'soon': use a number followed by min, h, d or w, e.g. 90d, 2w, 12h or 30min "
             "(a whole number, 1 or more)",
         ),
-        (["ls"], "the following arguments are required: --agent"),
+        (["ls"], "one of the arguments --agent --store is required"),
         (["prune", "--agent", "ann"], "one of the arguments --older-than --not-accessed-for is required"),
         (["ls", "--agent", "ann", "--bogus"], "unrecognized arguments: --bogus"),
         (
@@ -180,7 +180,7 @@ def test_usage_errors_as_a_subprocess_are_one_line():
         env=subprocess_env(), cwd=ROOT,
     )  # fmt: skip
     assert (proc.returncode, proc.stdout) == (2, "")
-    assert proc.stderr == "s3memory: error: the following arguments are required: --agent\n"
+    assert proc.stderr == "s3memory: error: one of the arguments --agent --store is required\n"
 
 
 def test_a_missing_bucket_is_a_configuration_error_naming_the_variable(capsys, env, monkeypatch):

@@ -19,7 +19,7 @@ from tests.support.cli import CliClients, run
 DOC = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
 REPORTING = {  # the commands issue 23 names, and those that had --json before
     "export", "import", "purge", "prune", "restore", "redact", "migrate", "rotate", "rewrap", "shred", "history",
-    "doctor", "ls", "agents", "verify", "reseal", "retire",
+    "doctor", "ls", "agents", "stores", "verify", "reseal", "retire",
 }  # fmt: skip
 
 # --- the documented schemas --------------------------------------------------------------
