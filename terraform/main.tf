@@ -46,6 +46,28 @@ locals {
     agent_role_arn   = aws_iam_role.agent_access.arn
     region           = local.region
   })
+  # Shared stores (issue: S3MEMORY_MOUNTS): one read policy per store for its readers and writers,
+  # one write policy per store that has writers. Agent-id patterns are IAM StringLike patterns.
+  store_read_policies = { for id, store in var.stores : id => templatefile("${path.module}/policies/store-read.json.tftpl", {
+    bucket_arn          = aws_s3_bucket.this.arn
+    keystore_bucket_arn = aws_s3_bucket.keystore.arn
+    store_prefix        = "${var.prefix}_stores/${id}/"
+    store_owner         = "_stores/${id}"
+    agents              = jsonencode(distinct(concat(store.readers, store.writers)))
+    data_key_arn        = aws_kms_key.data_keys.arn
+    sse_key_arn         = aws_kms_key.sse.arn
+    region              = local.region
+  }) }
+  store_write_policies = { for id, store in var.stores : id => templatefile("${path.module}/policies/store-write.json.tftpl", {
+    bucket_arn          = aws_s3_bucket.this.arn
+    keystore_bucket_arn = aws_s3_bucket.keystore.arn
+    store_prefix        = "${var.prefix}_stores/${id}/"
+    store_owner         = "_stores/${id}"
+    agents              = jsonencode(store.writers)
+    data_key_arn        = aws_kms_key.data_keys.arn
+    sse_key_arn         = aws_kms_key.sse.arn
+    region              = local.region
+  }) if length(store.writers) > 0 }
   operator_policy = templatefile("${path.module}/policies/operator.json.tftpl", {
     bucket_arn          = aws_s3_bucket.this.arn
     keystore_bucket_arn = aws_s3_bucket.keystore.arn
@@ -294,6 +316,36 @@ resource "aws_iam_role_policy" "agent_access" {
   name   = "s3memory-agent-access"
   role   = aws_iam_role.agent_access.id
   policy = local.agent_access_policy
+}
+
+# Shared stores: managed policies (a role has 10 managed policies by default, 20 at most), so
+# stores do not eat into the 10,240-character budget of the role's inline policy.
+resource "aws_iam_policy" "store_read" {
+  for_each    = local.store_read_policies
+  name        = "${var.name}-store-${each.key}-read"
+  description = "s3memory: read the shared store ${each.key} (${var.prefix}_stores/${each.key}/) and unwrap its keys"
+  policy      = each.value
+  tags        = var.tags
+}
+
+resource "aws_iam_role_policy_attachment" "store_read" {
+  for_each   = aws_iam_policy.store_read
+  role       = aws_iam_role.agent_access.name
+  policy_arn = each.value.arn
+}
+
+resource "aws_iam_policy" "store_write" {
+  for_each    = local.store_write_policies
+  name        = "${var.name}-store-${each.key}-write"
+  description = "s3memory: write the shared store ${each.key} (${var.prefix}_stores/${each.key}/) and create its keys"
+  policy      = each.value
+  tags        = var.tags
+}
+
+resource "aws_iam_role_policy_attachment" "store_write" {
+  for_each   = aws_iam_policy.store_write
+  role       = aws_iam_role.agent_access.name
+  policy_arn = each.value.arn
 }
 
 ################################################################################

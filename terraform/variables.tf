@@ -41,6 +41,30 @@ variable "prefix" {
   }
 }
 
+variable "stores" {
+  description = "Shared stores agents mount (S3MEMORY_MOUNTS): store id -> the agent ids that may read it (readers) and that may also write it (writers), as IAM StringLike patterns on the s3memory-agent session tag (`*` and `?` wildcards, e.g. \"support-*\"). A store lives under \"<prefix>_stores/<id>/\"; an agent matching no pattern can neither read it nor unwrap its keys. One or two managed policies per store are attached to the agent role (10 managed policies per role by default)."
+  type = map(object({
+    readers = optional(list(string), [])
+    writers = optional(list(string), [])
+  }))
+  default = {}
+
+  validation {
+    condition     = alltrue([for id in keys(var.stores) : can(regex("^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$", id))])
+    error_message = "store ids follow the agent-id rules: 1-128 of A-Z, a-z, 0-9, '.', '_' and '-', starting with a letter or digit."
+  }
+
+  validation {
+    condition     = alltrue([for store in values(var.stores) : length(concat(store.readers, store.writers)) > 0])
+    error_message = "every store needs at least one reader or writer pattern."
+  }
+
+  validation {
+    condition     = alltrue([for store in values(var.stores) : alltrue([for p in concat(store.readers, store.writers) : can(regex("^[A-Za-z0-9*?][A-Za-z0-9._*?-]{0,127}$", p))])])
+    error_message = "agent-id patterns use A-Z, a-z, 0-9, '.', '_', '-' and the wildcards * and ?; no '/', '$' or spaces."
+  }
+}
+
 variable "agent_role_trusted_principal_arns" {
   description = "ARNs of the IAM roles or users (e.g. the Lambda execution role) that may assume the agent-access role with an s3memory-agent session tag."
   type        = list(string)

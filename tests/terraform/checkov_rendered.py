@@ -26,6 +26,8 @@ from tests.terraform.render import render_file
 RESOURCES: dict[str, tuple[str, str, str]] = {
     "agent-access.json.tftpl": ("aws_iam_role_policy", "policy", 'name = "s3memory-agent-access"\n  role = "r"'),
     "operator.json.tftpl": ("aws_iam_policy", "policy", 'name = "s3memory-operator"'),
+    "store-read.json.tftpl": ("aws_iam_policy", "policy", 'name = "s3memory-store-support-guidelines-read"'),
+    "store-write.json.tftpl": ("aws_iam_policy", "policy", 'name = "s3memory-store-support-guidelines-write"'),
     "agent-trust.json.tftpl": ("aws_iam_role", "assume_role_policy", 'name = "s3memory-agent-access"'),
     "bucket.json.tftpl": ("aws_s3_bucket_policy", "policy", 'bucket = "acme-s3memory"'),
     "keystore-bucket.json.tftpl": ("aws_s3_bucket_policy", "policy", 'bucket = "acme-s3memory-keys"'),

@@ -45,6 +45,11 @@ RETENTION_SCHEDULER_ROLE_ARN = f"arn:aws:iam::{ACCOUNT}:role/{RETENTION_NAME}-sc
 RETENTION_LOG_GROUP_ARN = f"arn:aws:logs:{REGION}:{ACCOUNT}:log-group:/aws/lambda/{RETENTION_NAME}"
 RETENTION_SCHEDULE_GROUP_ARN = f"arn:aws:scheduler:{REGION}:{ACCOUNT}:schedule-group/{RETENTION_NAME}"
 
+# The `stores` of the test deployment: support agents read the guidelines, curators write them.
+STORE = "support-guidelines"
+STORE_READERS = ["support-*"]
+STORE_WRITERS = ["curator-?"]
+
 AGENT_TAG_KEY = "s3memory-agent"
 AGENT_TAG_VARIABLE = "${aws:PrincipalTag/s3memory-agent}"
 
@@ -90,6 +95,9 @@ def module_template_values(prefix: str = PREFIX) -> dict[str, dict[str, str]]:
             "sse_key_arn": SSE_KEY_ARN,
             "region": REGION,
         },
+        # one store (the `for` of local.store_read_policies / store_write_policies)
+        "store-read.json.tftpl": _store_values(prefix, STORE_READERS + STORE_WRITERS),
+        "store-write.json.tftpl": _store_values(prefix, STORE_WRITERS),
         # retention.tf (the opt-in retention job)
         "retention-trust.json.tftpl": {},
         "retention-function.json.tftpl": {
@@ -104,6 +112,19 @@ def module_template_values(prefix: str = PREFIX) -> dict[str, dict[str, str]]:
         "retention-scheduler.json.tftpl": {
             "function_arn": RETENTION_FUNCTION_ARN,
         },
+    }
+
+
+def _store_values(prefix: str, agents: list[str]) -> dict[str, str]:
+    return {
+        "bucket_arn": BUCKET_ARN,
+        "keystore_bucket_arn": KEYSTORE_BUCKET_ARN,
+        "store_prefix": f"{prefix}_stores/{STORE}/",
+        "store_owner": f"_stores/{STORE}",
+        "agents": json.dumps(agents, separators=(",", ":")),  # as jsonencode()
+        "data_key_arn": DATA_KEY_ARN,
+        "sse_key_arn": SSE_KEY_ARN,
+        "region": REGION,
     }
 
 

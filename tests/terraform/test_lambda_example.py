@@ -11,6 +11,7 @@ import base64
 import importlib.util
 import json
 import logging
+import os
 import py_compile
 import re
 import sys
@@ -49,11 +50,13 @@ def _load_handler() -> ModuleType:
 
 
 class FakeRunner:
+    views: ClassVar[list[str]] = []  # what each run's first `view /memories` showed
+
     def __init__(self, tools: list[Any]) -> None:
         self.tool = tools[0]
 
     def until_done(self) -> Any:
-        self.tool.call({"command": "view", "path": "/memories"})
+        FakeRunner.views.append(self.tool.call({"command": "view", "path": "/memories"}))
         self.tool.call({"command": "create", "path": "/memories/notes/today/progress.md", "file_text": "step 1 done\n"})
         return SimpleNamespace(
             content=[SimpleNamespace(type="text", text="Recorded "), SimpleNamespace(type="text", text="progress.")],
@@ -123,6 +126,31 @@ def test_handler_runs_one_turn_with_memory_in_the_agents_prefix(deployed: dict[s
     listed = deployed["session"].client("s3").list_objects_v2(Bucket=BUCKET)
     assert [o["Key"] for o in listed["Contents"]] == ["agents/alice/notes/today/progress.md"]
     assert deployed["tags"] == [[{"Key": "s3memory-agent", "Value": "alice"}]]
+
+
+def test_handler_mounts_the_guidelines_store_read_only(
+    deployed: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """main.tf sets S3MEMORY_MOUNTS to the guidelines store the module grants every agent."""
+    from s3memory import KmsKeys, Mount, S3MemoryTool
+
+    session = deployed["session"]
+    keys = KmsKeys(os.environ["S3MEMORY_KMS_KEY_ID"], kms_client=session.client("kms"))
+    mounts = {"g": Mount("support-guidelines", read_only=False)}
+    curator = S3MemoryTool(bucket=BUCKET, agent_id="curator", keys=keys, s3_client=session.client("s3"),
+                           prefix=PREFIX, keystore_bucket=KEYSTORE_BUCKET, mounts=mounts)  # fmt: skip
+    curator.call({"command": "create", "path": "/memories/g/refunds.md", "file_text": "Refund within 30 days.\n"})
+    curator.close()
+    monkeypatch.setenv("S3MEMORY_MOUNTS", "guidelines=support-guidelines:ro")
+    FakeRunner.views.clear()
+    deployed["handler"].lambda_handler({"agent_id": "alice", "prompt": "Carry on."}, None)
+
+    assert FakeRunner.views[0].splitlines()[1:] == [
+        "4.0K\t/memories",
+        "4.0K\t/memories/guidelines/",
+        "23B\t/memories/guidelines/refunds.md",
+    ]
+    assert stored(session) == ["agents/_stores/support-guidelines/refunds.md", "agents/alice/notes/today/progress.md"]
 
 
 def test_handler_keeps_branch_keys_in_the_keystore_bucket(deployed: dict[str, Any]) -> None:

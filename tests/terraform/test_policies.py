@@ -439,7 +439,10 @@ def test_kms_key_policy_structure_denies_other_agents_contexts() -> None:
         "Principal": {"AWS": AGENT_ROLE_ARN},
         "Action": ["kms:GenerateDataKey", "kms:Decrypt"],
         "Resource": "*",
-        "Condition": {"StringNotEquals": {"kms:EncryptionContext:s3memory:agent": AGENT_TAG_VARIABLE}},
+        "Condition": {  # denied unless its own context, or a store's (which a store grant must allow)
+            "StringNotEquals": {"kms:EncryptionContext:s3memory:agent": AGENT_TAG_VARIABLE},
+            "StringNotLike": {"kms:EncryptionContext:s3memory:agent": "_stores/*"},
+        },
     }
 
 

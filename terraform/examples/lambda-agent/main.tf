@@ -5,6 +5,8 @@ provider "aws" {
 locals {
   function_name   = "${var.name}-agent"
   lambda_zip_path = coalesce(var.lambda_zip_path, "${path.module}/build/lambda.zip")
+  # The guidelines store at /memories/guidelines/, read-only (the module grants it to every agent).
+  mounts = var.guidelines_store == null ? {} : { S3MEMORY_MOUNTS = "guidelines=${var.guidelines_store}:ro" }
 }
 
 # The function's own role: logs, its API key, and assuming the agent-access role with a
@@ -24,7 +26,9 @@ module "s3memory" {
   prefix                            = var.prefix
   agent_role_trusted_principal_arns = [aws_iam_role.lambda.arn]
   memory_expiration_days            = var.memory_expiration_days
-  tags                              = var.tags
+  # Every agent reads the curated guidelines store; operators fill it (s3memory import --store).
+  stores = var.guidelines_store == null ? {} : { (var.guidelines_store) = { readers = ["*"] } }
+  tags   = var.tags
 }
 
 resource "aws_cloudwatch_log_group" "lambda" {
@@ -85,7 +89,7 @@ resource "aws_lambda_function" "agent" {
       ANTHROPIC_API_KEY_SECRET_ARN  = var.anthropic_api_key_secret_arn
       S3MEMORY_TRUST_EVENT_AGENT_ID = tostring(var.trust_event_agent_id)
       S3MEMORY_AGENT_ID_CLAIM       = var.agent_id_claim
-    }, { for name, value in { ANTHROPIC_MODEL = var.anthropic_model } : name => value if value != null })
+    }, { for name, value in { ANTHROPIC_MODEL = var.anthropic_model } : name => value if value != null }, local.mounts)
   }
 
   tracing_config {

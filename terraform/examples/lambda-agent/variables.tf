@@ -118,3 +118,14 @@ variable "tags" {
   type        = map(string)
   default     = {}
 }
+
+variable "guidelines_store" {
+  description = "Shared store every agent mounts read-only at /memories/guidelines/ (S3MEMORY_MOUNTS); the module grants it to every agent. Fill it with `s3memory import --store ID`. Null: no mount."
+  type        = string
+  default     = "support-guidelines"
+
+  validation {
+    condition     = var.guidelines_store == null || can(regex("^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$", var.guidelines_store))
+    error_message = "guidelines_store follows the agent-id rules: 1-128 of A-Z, a-z, 0-9, '.', '_' and '-', starting with a letter or digit."
+  }
+}

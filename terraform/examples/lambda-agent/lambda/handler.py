@@ -47,6 +47,7 @@ import anthropic
 import boto3
 
 from s3memory import KmsKeys, S3MemoryTool
+from s3memory.core.mounts import parse_env
 from s3memory.core.limits import DEFAULT_MODEL
 from s3memory.core.paths import validate_agent_id
 from s3memory.storage.clients import botocore_config
@@ -155,6 +156,7 @@ def _memory_tool(agent_id: str) -> S3MemoryTool:
         keystore_bucket=os.environ.get("S3MEMORY_KEYSTORE_BUCKET") or None,
         track_access=_flag(TRACK_ACCESS),
         names="encrypted" if os.environ.get("S3MEMORY_NAMES") == "encrypted" else "plain",
+        mounts=parse_env(os.environ.get("S3MEMORY_MOUNTS", "")),  # shared stores, e.g. read-only guidelines
     )
 
 
