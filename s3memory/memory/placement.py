@@ -6,8 +6,9 @@ S3 has no directories: a name is a directory when some key continues below it (o
 
 from __future__ import annotations
 
+import functools
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import Executor
 
 from s3memory.core import messages as fmt
@@ -60,28 +61,47 @@ class Placement:
     def is_file(self, path: MemoryPath) -> bool:
         return self.vault.store.head(self.vault.key(path)) is not None
 
-    def check(self, path: MemoryPath, exists_message: str) -> None:
-        """Raise if `path` is an existing directory or lies below a file.
+    def looks_like_dir(self, raw_path: object, path: MemoryPath) -> bool:
+        """A guess that decides which requests go first (or together), never an answer: a
+        trailing "/", no "." in the name, or a directory this tool has seen."""
+        trailing_slash = isinstance(raw_path, str) and raw_path.endswith("/")
+        return trailing_slash or "." not in path.name or self.known_dir(path)
 
-        Whether `path` is a file is left to the conditional PUT. Costs 2 requests when the
-        parent directory exists (sent together when this tool has seen the parent, so one round
-        trip); below a new directory, 1 + one HEAD per ancestor (in parallel), since a missing
-        parent rules out a directory at `path`.
+    def check(self, path: MemoryPath, exists_message: str) -> None:
+        """Raise if `path` is an existing directory, or lies below a file while its parent is no
+        directory. Whether `path` is a file is left to the conditional PUT.
+
+        One round trip: when this tool has seen the parent, its LIST and the LIST of `path` go
+        together (2 requests); otherwise the LIST of `path` goes with one HEAD per ancestor
+        (1 + ancestors requests): an ancestor's file matters only if the parent is no
+        directory, so the parent is listed only when an ancestor is a file.
         """
         ancestors = path.ancestors()
         if not ancestors:
-            parent_is_dir, path_is_dir = True, self.is_dir(path)
-        elif self.known_dir(path.parent):
-            parent_is_dir, path_is_dir = run_all(self.executor, self.is_dir, [path.parent, path])
-        else:
-            parent_is_dir = self.is_dir(path.parent)
-            path_is_dir = parent_is_dir and self.is_dir(path)
-        if not parent_is_dir:
-            found = run_all(self.executor, self.is_file, ancestors)
-            for ancestor, is_file in zip(ancestors, found, strict=True):
-                if is_file:
-                    raise CommandError(fmt.parent_is_file(path.display, ancestor.display))
+            if self.is_dir(path):
+                raise CommandError(exists_message)
             return
-        self.remember([path.parent])
-        if path_is_dir:
-            raise CommandError(exists_message)
+        if self.known_dir(path.parent):
+            parent_is_dir, path_is_dir = run_all(self.executor, self.is_dir, [path.parent, path])
+            if parent_is_dir:
+                self.remember([path.parent])
+                if path_is_dir:
+                    raise CommandError(exists_message)
+                return
+            files = run_all(self.executor, self.is_file, ancestors)  # seen once, gone since
+        else:
+            checks = [functools.partial(self.is_dir, path)] + [functools.partial(self.is_file, a) for a in ancestors]
+            path_is_dir, *files = run_all(self.executor, _call, checks)
+            if path_is_dir:  # so its parent is a directory too
+                self.remember([path.parent])
+                raise CommandError(exists_message)
+            if any(files) and self.is_dir(path.parent):
+                self.remember([path.parent])
+                return
+        for ancestor, is_file in zip(ancestors, files, strict=True):
+            if is_file:
+                raise CommandError(fmt.parent_is_file(path.display, ancestor.display))
+
+
+def _call(check: Callable[[], bool]) -> bool:
+    return check()

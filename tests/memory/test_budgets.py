@@ -19,10 +19,12 @@ FIRST_WRITE = "create /memories/a.md"
 # The budgets are for a warm tool: the first write is checked against them without its keystore.
 EXPECTED_S3 = {
     FIRST_WRITE: 2 + KEYSTORE_CREATION_S3,  # list + PUT, plus the keystore of the agent's first write
-    "create in a new dir (depth 2)": 3,
-    "create in an existing dir (depth 2)": 3,
-    "create in a new dir (depth 3)": 4,
-    "create in an existing dir (depth 3)": 3,
+    # One round trip of checks, then the PUT. Below a directory the tool has not seen: LIST the
+    # path (a directory?) with one HEAD per ancestor (a file?); below a seen one: LIST parent + path.
+    "create in a new dir (depth 2)": 3,  # LIST path ‖ HEAD notes; PUT
+    "create in an existing dir (depth 2)": 3,  # LIST parent ‖ LIST path; PUT
+    "create in a new dir (depth 3)": 4,  # LIST path ‖ HEAD p ‖ HEAD p/q; PUT
+    "create in an existing dir (depth 3)": 3,  # LIST parent ‖ LIST path; PUT
     "create over an existing file (error)": 2,
     "view file": 1,
     "view file with view_range": 1,
@@ -94,6 +96,31 @@ def test_round_trips_are_sent_together(make_tool, counter):
         "The path /memories/missing does not exist. Please provide a valid path."
     )
     assert counter.by_op() == {"s3:ListObjectsV2": 1, "s3:GetObject": 1}
+
+
+def test_a_create_below_an_unseen_directory_lists_the_path_with_a_head_per_ancestor(make_tool, counter):
+    """Sent together (one round trip, pinned in tests/bench/test_round_trips.py); the parent is listed
+    only when an ancestor is a file (an ancestor's file matters only if the parent is no directory)."""
+    from s3memory.core.paths import parse
+
+    ok(make_tool(), command="create", path="/memories/a.md", file_text="a")
+    tool = make_tool()  # a new tool: it has seen no directory
+    ok(tool, command="view", path="/memories/a.md")
+    counter.reset()
+    ok(tool, command="create", path="/memories/p/q/c.md", file_text="c")
+    assert counter.by_op() == {"s3:ListObjectsV2": 1, "s3:HeadObject": 2, "s3:PutObject": 1}
+    counter.reset()
+    assert err(tool, command="create", path="/memories/a.md/b/c.md", file_text="c") == (
+        "Error: Cannot create /memories/a.md/b/c.md: /memories/a.md is a file"
+    )
+    assert counter.by_op() == {"s3:ListObjectsV2": 2, "s3:HeadObject": 2}  # + the parent's LIST: not a directory
+    # A file and a directory of one name (another writer's layout): below the directory, creating is fine.
+    tool.memory.vault.write(parse("/memories/a.md/b/x.md"), "x")
+    fresh = make_tool()
+    ok(fresh, command="view", path="/memories/a.md")
+    counter.reset()
+    ok(fresh, command="create", path="/memories/a.md/b/new.md", file_text="n")
+    assert counter.by_op() == {"s3:ListObjectsV2": 2, "s3:HeadObject": 2, "s3:PutObject": 1}
 
 
 def test_a_cold_view_of_the_root_is_one_request(make_tool, counter):
