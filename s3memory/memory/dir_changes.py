@@ -8,17 +8,19 @@ does not tell the path; see `intents`). The record lists every source key with t
 listed with. Then:
 
 - rename: every file is copied (re-encrypted for its new path, since the ciphertext is bound
-  to the path) in parallel; only once every copy exists are the sources deleted, each only in
-  the version that was copied (ETag-conditioned `DeleteObjects`);
+  to the path) in parallel, its source read while the record is written; only once every copy
+  exists are the sources deleted, each only in the version that was copied (ETag-conditioned
+  `DeleteObjects`);
 - delete: the listed keys are deleted in batches of 1,000, each only in its listed version.
 
 A stored record acts only on sources in the versions (ETags) it lists: an old record put back
 from version history (no key needed) is *stale*, moves nothing, and is abandoned.
 
-Finally the record is deleted (If-Match its own ETag). An interrupted operation is always
-*rolled forward*: `recover()` replays every record it finds with the same idempotent steps, so
-a crash at any S3 call leaves every file readable at its old or new path, and the next tool
-instance (or `Memory.recover()`) completes the change.
+Finally the record is deleted (If-Match its own ETag), after the answer (see `claims`: a record
+a crash leaves then costs the next recovery a replay that changes nothing). An interrupted
+operation is always *rolled forward*: `recover()` replays every record it finds with the same
+idempotent steps, so a crash at any S3 call leaves every file readable at its old or new path,
+and the next tool instance (or `Memory.recover()`) completes the change.
 
 Because the record's name depends only on the source directory, two operations on the same
 directory exclude each other: the second finds the first's record (412), completes that
@@ -30,11 +32,9 @@ that process is still running is safe.
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import uuid
-from collections.abc import Sequence
-from concurrent.futures import Executor
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Executor, wait
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -53,20 +53,19 @@ from s3memory.errors import (
     StorageRefused,
     StorageUnavailable,
 )
-from s3memory.storage.attribution import attributed, new_write_id
-from s3memory.storage.concurrency import run_all
+from s3memory.storage.attribution import attributed
+from s3memory.storage.concurrency import run_all, submit
 from s3memory.storage.errors_table import error_for_code
 from s3memory.storage.store import ObjectInfo
 from s3memory.storage.vault import Vault
 
-from . import outcomes
+from .claims import Claims
 from .explain import REPORTED
-from .intents import INTENTS, Claim, Intent, Record, Recovery, Stuck, record_name, still_listed, stored_records
-from .outcomes import Verdict
+from .intents import Claim, Intent, Record, Recovery, Stuck, still_listed, stored_records
 
 log = logging.getLogger("s3memory")
 _MOVE_ATTEMPTS = 3
-_CLAIM_ATTEMPTS = 5
+PREFETCH_FILES = 32  # a rename reads at most this many sources while writing its record (memory bound)
 MoveState = Literal["gone", "moved", "kept", "unreadable", "refused", "changed"]
 
 
@@ -84,38 +83,52 @@ class DirectoryChanges:
     def __init__(self, vault: Vault, executor: Executor) -> None:
         self.vault = vault
         self.executor = executor
+        self.claims = Claims(vault, executor, self._complete)
 
     # -- entry points --
-    def rename_dir(self, src: MemoryPath, dst: MemoryPath, listing: Sequence[ObjectInfo]) -> bool:
-        """Rename; False: done, but its record may be left for the next command's recovery to release."""
+    def rename_dir(self, src: MemoryPath, dst: MemoryPath, listing: Sequence[ObjectInfo]) -> None:
+        """Rename; answers once every file is moved, its record's release still under way (`Claims`)."""
         intent = Intent("rename", src, dst, self._items(src, listing))
-        for source, _ in self._sources(intent):  # every new key must be storable before anything is written
+        sources = self._sources(intent)
+        for source, _ in sources:  # every new key must be storable before anything is written
             self.vault.space.parse(source.rebase(src, dst).display)
-        claim = self._claim(intent)
-        outcome = self._apply(intent)
-        if intent.items and not outcome.found and self._still_ours(claim):
+        # The sources are read while the record is written (reading changes nothing): one round trip.
+        reads = [submit(self.executor, _read, self.vault, source) for source, _ in sources[:PREFETCH_FILES]]
+        try:
+            claim, at_once = self.claims.claim(intent)
+        finally:
+            wait(reads)
+        # After another operation's change was met and completed, what was read may be gone: read again.
+        first = {source: read.result() for (source, _), read in zip(sources, reads, strict=False)} if at_once else {}
+        outcome = self._apply(intent, first=first)
+        if intent.items and not outcome.found and self.claims.still_ours(claim):
             # Every listed file was gone before our record existed: another operation moved or
             # deleted the directory first. Report it as missing rather than claim a rename.
-            self._release(claim)
+            self.claims.release(claim)
             raise CommandError(fmt.does_not_exist(src.display))
-        released = self._finish(claim)
         if outcome.unreadable:
+            self.claims.finish(claim)
             raise CommandError(operational.integrity_failed(outcome.unreadable[0].display))
-        if outcome.refused:
-            code = outcome.refused[0]
-            raise CommandError(operational.change_incomplete(code, src.display), kind=PERMANENT, code=code)
-        return released
+        self._refused(outcome, src, claim)
+        self.claims.release_later(claim)
 
-    def delete_dir(self, src: MemoryPath, listing: Sequence[ObjectInfo]) -> bool:
-        """Delete; returns False as `rename_dir` does."""
+    def delete_dir(self, src: MemoryPath, listing: Sequence[ObjectInfo]) -> None:
+        """Delete; answers before its record's release, as `rename_dir` does."""
         intent = Intent("delete", src, None, self._items(src, listing))
-        claim = self._claim(intent)
-        outcome = self._apply(intent)
-        released = self._finish(claim)
+        claim, _ = self.claims.claim(intent)
+        self._refused(self._apply(intent), src, claim)
+        self.claims.release_later(claim)
+
+    def _refused(self, outcome: _Outcome, src: MemoryPath, claim: Claim) -> None:
+        """Items S3 refused for good stay at their source; the change is over: say so."""
         if outcome.refused:
+            self.claims.finish(claim)
             code = outcome.refused[0]
             raise CommandError(operational.change_incomplete(code, src.display), kind=PERMANENT, code=code)
-        return released
+
+    def settle(self) -> None:
+        """Wait for the records being released after their changes answered."""
+        self.claims.settle()
 
     def recover(self) -> Recovery:
         """Complete every interrupted change recorded for this agent, as far as each can go.
@@ -124,6 +137,7 @@ class DirectoryChanges:
         blocks the rest of the agent. Items S3 refuses for good stay at their source (nothing is
         lost) and do not keep the record alive.
         """
+        self.claims.settle()  # our own records being released are no interrupted changes
         records, unreadable = stored_records(self.vault)
         if unreadable:
             log.warning("s3memory: %d intent record(s) failed their integrity check; left in place", unreadable)
@@ -131,7 +145,7 @@ class DirectoryChanges:
         for record in records:
             try:
                 outcome = self._apply(record.intent, bound=True)
-                self._release(record.claim)
+                self.claims.release(record.claim)
             except (StorageError, KeyUnavailable) as err:
                 # In the log of a tool; `s3memory repair` says it in its report (Stuck) instead.
                 log.warning("s3memory: an interrupted change could not be completed (%s)", err.code, extra=REPORTED)
@@ -145,13 +159,14 @@ class DirectoryChanges:
 
     def pending(self) -> list[Record]:
         """The interrupted changes of this agent (readable records), oldest first."""
+        self.claims.settle()
         return stored_records(self.vault)[0]
 
     def abandon(self) -> int:
         """Drop every intent record, leaving every file where it is now (nothing is deleted)."""
         records = self.pending()
         for record in records:
-            self._release(record.claim)
+            self.claims.release(record.claim)
         return len(records)
 
     # -- the record --
@@ -159,67 +174,18 @@ class DirectoryChanges:
         start = len(self.vault.dir_prefix(src))
         return tuple((obj.key[start:], obj.etag) for obj in listing)
 
-    def _claim(self, intent: Intent) -> Claim:
-        """Create the intent record; if another operation holds the name, complete it first."""
-        name = record_name(self.vault.space, intent.src)
-        record = INTENTS.child(name)
-        text = intent.to_json()
-        for _ in range(_CLAIM_ATTEMPTS):
-            write_id = new_write_id()
-            try:
-                return Claim(record, self.vault.write(record, text, if_none_match=True, write_id=write_id))
-            except ConditionalConflict:
-                continue  # S3 saw a concurrent conditional write of the record: ask again
-            except PreconditionFailed:
-                pass
-            except StorageUnavailable as err:
-                paths = [intent.src] if intent.dst is None else [intent.src, intent.dst]
-                etag = outcomes.settle_claim(self.vault, record, write_id, err, paths)
-                if etag is not None:
-                    return Claim(record, etag)
-                continue  # another operation's record is there: the next attempt meets it
-            try:
-                existing, etag = self.vault.read(record)
-                other = Intent.from_json(existing)
-            except NotFound:
-                continue  # released meanwhile
-            except IntegrityError:
-                record = INTENTS.child(f"{name}-{uuid.uuid4().hex}")  # unreadable: never block on it
-                continue
-            if existing == text:
-                # Our own write whose answer was lost and retried, or an identical operation:
-                # either way this record describes exactly what we are about to do.
-                return Claim(record, etag)
-            log.info("s3memory: completing a concurrent change of the same directory first")
-            if self._apply(other, bound=True).changed:
-                log.warning("s3memory: a stale intent record was abandoned (IntentStale)", extra=REPORTED)
-            self._release(Claim(record, etag))
-        raise ConditionalConflict("ConditionalRequestConflict", "PutObject")
-
-    def _finish(self, claim: Claim) -> bool:
-        """Release the record of a change that is done; False if it may be left (a lost answer
-        that a HEAD could not settle), for the next command's recovery to release."""
-        try:
-            self._release(claim)
-        except StorageUnavailable as err:
-            seen = outcomes.delete_outcome(self.vault, self.vault.key(claim.record), claim.etag)
-            log.warning("s3memory: releasing a finished change's record failed (%s)", err.code)
-            return seen.verdict is Verdict.LANDED or seen.verdict is Verdict.OTHER
-        return True
-
-    def _still_ours(self, claim: Claim) -> bool:
-        info = self.vault.store.head(self.vault.key(claim.record))
-        return info is not None and info.etag == claim.etag
-
-    def _release(self, claim: Claim) -> None:
-        """Delete the record in the version we hold; a newer operation's record is left alone."""
-        with contextlib.suppress(PreconditionFailed):
-            self.vault.store.delete(self.vault.key(claim.record), if_match=claim.etag)
+    def _complete(self, other: Intent) -> None:
+        """Complete another operation's change, met when claiming its directory."""
+        if self._apply(other, bound=True).changed:
+            log.warning("s3memory: a stale intent record was abandoned (IntentStale)", extra=REPORTED)
 
     # -- the steps (idempotent) --
-    def _apply(self, intent: Intent, *, bound: bool = False) -> _Outcome:
+    def _apply(
+        self, intent: Intent, *, bound: bool = False, first: Mapping[MemoryPath, _Read] | None = None
+    ) -> _Outcome:
         """Do (or complete) `intent`. `bound` (a stored record): act only on sources still in the
-        version (ETag) it lists; any other is left alone and counted in `changed` (a stale record)."""
+        version (ETag) it lists; any other is left alone and counted in `changed` (a stale record).
+        `first`: sources read already (text and ETag, or the read's failure)."""
         src_prefix = self.vault.dir_prefix(intent.src)
         if intent.op == "delete":
             items = [(src_prefix + rel, etag) for rel, etag in intent.items]
@@ -229,12 +195,13 @@ class DirectoryChanges:
         dst = intent.dst
         # Zero-byte "folder" markers (keys ending in "/") hold nothing: they are dropped with the sources.
         markers = [(src_prefix + rel, etag) for rel, etag in intent.items if rel.endswith("/")]
-        moves = [(source, source.rebase(intent.src, dst), listed if bound else None)
+        read = first or {}
+        moves = [(source, source.rebase(intent.src, dst), listed if bound else None, read.get(source))
                  for source, listed in self._sources(intent)]  # fmt: skip
         results = run_all(self.executor, lambda m: self._ensure_copied(*m), moves)
         outcome = _Outcome(found=len(markers))
         deletable = list(markers)
-        for (source, _, _), (state, etag) in zip(moves, results, strict=True):
+        for (source, _, _, _), (state, etag) in zip(moves, results, strict=True):
             if state != "gone":
                 outcome.found += 1
             if state == "changed":
@@ -271,8 +238,11 @@ class DirectoryChanges:
             raise retry[0]
         return sorted(e.code for e in errors)
 
-    def _ensure_copied(self, src: MemoryPath, dst: MemoryPath, listed: str | None) -> tuple[MoveState, str]:
+    def _ensure_copied(
+        self, src: MemoryPath, dst: MemoryPath, listed: str | None, first: _Read | None = None
+    ) -> tuple[MoveState, str]:
         """Make `dst` hold `src`'s text; return what happened and the source ETag that may be deleted.
+        `first`: the source's first read, made already (a failure that may pass is read again).
 
         "changed": not in the version `listed` (a stored record's ETag; None: no check); it stays.
         "gone": the source no longer exists (moved before). "kept": the destination exists with
@@ -281,7 +251,12 @@ class DirectoryChanges:
         """
         for _ in range(_MOVE_ATTEMPTS):
             try:
-                text, etag = self.vault.read(src)
+                text, etag = self.vault.read(src) if first is None else _opened(first)
+            except StorageUnavailable:
+                if first is None:
+                    raise
+                first = None  # read while the record was written; a failure that may pass: read again
+                continue
             except NotFound:
                 return "gone", ""
             except IntegrityError:
@@ -296,6 +271,7 @@ class DirectoryChanges:
                 log.warning("s3memory: a file could not be moved (%s); it stays at its old path", err.code)
                 return "refused", err.code
             except (PreconditionFailed, ConditionalConflict):
+                first = None
                 try:
                     existing, _ = self.vault.read(dst)
                 except NotFound:
@@ -304,6 +280,22 @@ class DirectoryChanges:
                     return "kept", ""
                 return ("moved", etag) if existing == text else ("kept", "")
         return "kept", ""
+
+
+_Read = tuple[str, str] | Exception  # a source's text and ETag, or why it could not be read
+
+
+def _read(vault: Vault, path: MemoryPath) -> _Read:
+    try:
+        return vault.read(path)
+    except (StorageError, IntegrityError, KeyUnavailable) as err:
+        return err
+
+
+def _opened(read: _Read) -> tuple[str, str]:
+    if isinstance(read, Exception):
+        raise read
+    return read
 
 
 def _is_file_key(rel: str) -> bool:

@@ -110,6 +110,7 @@ class Memory:
         self.changes = DirectoryChanges(vault, executor)
         self.placement = Placement(vault, executor)
         self.recovery = Recoverer(vault, self.changes, self.policy.counted, read_only=read_only)
+        self.changes.claims.unreleased = self.recovery.due  # a record left behind: the next command releases it
         self.looker = Looker(vault, self.lister, self.placement, self.recovery)
 
     # -- plumbing --
@@ -215,19 +216,23 @@ class Memory:
             raise CommandError(fmt.cannot_delete_root())
         with self._failures(path.display):
             self._begin(path, subtree=True)
-            found = self.vault.store.head(self.vault.key(path))  # is it a file?
+            # Is it a file (HEAD)? A path that looks like a directory is listed at the same time.
+            listing_soon = self.placement.listing_soon(raw_path, path)
+            heading = submit(self.executor, self.vault.store.head, self.vault.key(path))
+            running: list[Future[Any]] = [heading, *listing_soon]
+            wait(running)
+            found = heading.result()
             if found is not None:
                 writes.delete(self.vault, path, found.etag)
                 self.policy.deleted()
                 return fmt.deleted(path.display)
-            listing = self.placement.listing(path)
+            listing = listing_soon[0].result() if listing_soon else self.placement.listing(path)
             if not listing:
                 raise CommandError(fmt.does_not_exist(path.display))
         self.placement.forget()
         self.policy.deleted(len(listing))
         with self._failures(path.display, partial=True):
-            if not self.changes.delete_dir(path, listing):
-                self.recovery.due()  # done; its record is left for the next command to release
+            self.changes.delete_dir(path, listing)
         return fmt.deleted(path.display)
 
     # -- rename --
@@ -239,15 +244,18 @@ class Memory:
             raise CommandError(fmt.cannot_rename_root())
         with self._failures(old.display):
             self._begin(old, new, subtree=True)
-            # Read the source while checking the destination: one round trip for both.
+            # One round trip: the source is read (and, if it looks like a directory, listed, and the
+            # destination HEADed: a directory must not land on a file) while the destination is checked.
             reading = submit(self.executor, self.vault.read, old)
-            placed = self._placed(new, reading)
+            listing_soon = self.placement.listing_soon(raw_old, old)
+            new_file = [submit(self.executor, self.placement.is_file, new)] if listing_soon else []
+            placed = self.placement.destination(new, [reading, *listing_soon, *new_file])
             try:
                 text, etag = reading.result()
                 listing: list[ObjectInfo] = []
             except NotFound:
                 text, etag = "", ""
-                listing = self.placement.listing(old)
+                listing = listing_soon[0].result() if listing_soon else self.placement.listing(old)
                 if not listing:
                     raise CommandError(fmt.does_not_exist(old.display)) from None
                 if new == old:
@@ -256,7 +264,7 @@ class Memory:
                     raise CommandError(fmt.into_itself(old.display)) from None
             if placed is not None:
                 raise placed
-            if listing and self.placement.is_file(new):
+            if listing and (new_file[0].result() if new_file else self.placement.is_file(new)):
                 raise CommandError(fmt.destination_exists(new.display))
             if not listing:  # the moved text follows the guard as an edit would (it may predate the guard)
                 move_file(self.vault, old, new, self.policy.guard.scan(text, new.display), etag)
@@ -265,8 +273,7 @@ class Memory:
             self.policy.paths(self._renamed(old, new, listing))  # every key the rename creates
         self.placement.forget()
         with self._failures(old.display, partial=True):
-            if not self.changes.rename_dir(old, new, listing):
-                self.recovery.due()  # done; its record is left for the next command to release
+            self.changes.rename_dir(old, new, listing)
         return fmt.renamed(old.display, new.display)
 
     def _renamed(self, old: MemoryPath, new: MemoryPath, listing: Sequence[ObjectInfo]) -> Iterator[MemoryPath]:
@@ -276,17 +283,10 @@ class Memory:
             if path is not None and path.is_within(old):
                 yield path.rebase(old, new)
 
-    def _placed(self, new: MemoryPath, running: Future[tuple[str, str]]) -> CommandError | None:
-        """The destination check of a rename (its refusal, if any), made while `running` runs."""
-        try:
-            if new.is_root:
-                return CommandError(fmt.destination_exists(new.display))
-            self.placement.check(new, fmt.destination_exists(new.display))
-        except CommandError as err:
-            return err
-        finally:
-            wait([running])  # never leave the source read running past an error of ours
-        return None
+    def settle(self) -> None:
+        """Wait for the requests sent after a command's answer (a directory change releases its
+        intent record in the background). Never needed for correctness; `close()` waits too."""
+        self.changes.settle()
 
     @detached
     def clear_all(self) -> str:

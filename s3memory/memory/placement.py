@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Callable, Iterable
-from concurrent.futures import Executor
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Executor, Future, wait
+from typing import Any
 
 from s3memory.core import messages as fmt
 from s3memory.core.paths import MemoryPath
 from s3memory.errors import CommandError
-from s3memory.storage.concurrency import run_all
+from s3memory.storage.concurrency import run_all, submit
 from s3memory.storage.store import ObjectInfo
 from s3memory.storage.vault import Vault
 
@@ -54,6 +55,12 @@ class Placement:
     def listing(self, path: MemoryPath) -> list[ObjectInfo]:
         """Every object below directory `path` (empty if it is not a directory)."""
         return self.vault.store.list_all(self.vault.dir_prefix(path))
+
+    def listing_soon(self, raw_path: object, path: MemoryPath) -> list[Future[list[ObjectInfo]]]:
+        """The listing of `path`, started now if it looks like a directory (`looks_like_dir`)."""
+        if not self.looks_like_dir(raw_path, path):
+            return []
+        return [submit(self.executor, self.listing, path)]
 
     def is_dir(self, path: MemoryPath) -> bool:
         return path.is_root or self.vault.store.exists_under(self.vault.dir_prefix(path))
@@ -101,6 +108,18 @@ class Placement:
         for ancestor, is_file in zip(ancestors, files, strict=True):
             if is_file:
                 raise CommandError(fmt.parent_is_file(path.display, ancestor.display))
+
+    def destination(self, new: MemoryPath, running: Sequence[Future[Any]]) -> CommandError | None:
+        """The destination check of a rename (its refusal, if any), made while `running` run."""
+        try:
+            if new.is_root:
+                return CommandError(fmt.destination_exists(new.display))
+            self.check(new, fmt.destination_exists(new.display))
+        except CommandError as err:
+            return err
+        finally:
+            wait(running)  # never leave the source's requests running past an error of ours
+        return None
 
 
 def _call(check: Callable[[], bool]) -> bool:

@@ -35,9 +35,10 @@ EXPECTED_S3 = {
     "insert": 2,
     "rename a file": 5,
     "delete a file": 2,
-    # list, HEAD destination, intent PUT, 2 x (GET + PUT), DeleteObjects, intent DELETE
+    # GET source (a file?) ‖ LIST source ‖ HEAD destination (a file?) ‖ LIST destination (a directory?);
+    # intent PUT ‖ 2 GET (the sources); 2 PUT (the copies); DeleteObjects; intent DELETE (after the answer)
     "rename a directory of 2 files": 11,
-    # HEAD, list, intent PUT, DeleteObjects, intent DELETE
+    # HEAD (a file?) ‖ LIST; intent PUT; DeleteObjects; intent DELETE (after the answer)
     "delete a directory of 2 files": 5,
     # Shared stores (docs/stores.md): the agent's root listing and one LIST per mount, sent together.
     "view /memories with 1 mount": 2,

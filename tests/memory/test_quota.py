@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from s3memory import Limits, LocalKeys
-from s3memory.memory.dir_changes import INTENTS
+from s3memory.memory.intents import INTENTS
 from s3memory.storage.store import ObjectStore
 from s3memory.storage.vault import Vault
 from tests.support import BUCKET, LOCAL_KEY, assert_one_branch_key, err, ok, without_keystore

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
+from anthropic.lib.tools import ToolError
 from botocore.exceptions import ClientError
 
 from s3memory import KmsKeys, LocalKeys, S3MemoryTool
@@ -26,7 +27,7 @@ from s3memory.errors import NotFound
 from s3memory.storage.keys import Keys
 from s3memory.storage.store import ObjectStore
 from s3memory.storage.vault import Vault
-from tests.support import BUCKET, LOCAL_KEY, err, ok
+from tests.support import BUCKET, LOCAL_KEY, ok, settled
 
 PREFIX = "agents/"
 KEYSTORE = ".s3memory/keys/"  # relative to the agent's root
@@ -79,26 +80,34 @@ class Killer:
 
     `persistent=True`: call k and every later call raise `Crash` (the process is dead).
     `persistent=False`: only call k raises a `SlowDown` ClientError (a transient fault).
+    `op` ("s3:PutObject"): k numbers only the calls of that operation (the fault hits its k-th).
     """
 
     def __init__(self, *clients: Any) -> None:
         self._lock = threading.Lock()
         self.calls: list[str] = []
         self.k: int | None = None
+        self.op: str | None = None
         self.persistent = True
         self.fired = 0
         for client in clients:
             client.meta.events.register(f"before-call.{client.meta.service_model.service_name}.*", self._hook)
 
-    def arm(self, k: int | None, *, persistent: bool = True) -> None:
+    def arm(self, k: int | None, *, persistent: bool = True, op: str | None = None) -> None:
         with self._lock:
             self.calls.clear()
-            self.k, self.persistent, self.fired = k, persistent, 0
+            self.k, self.persistent, self.fired, self.op = k, persistent, 0, op
 
     def _hook(self, model: Any, **_: Any) -> None:
         with self._lock:
-            self.calls.append(f"{model.service_model.service_name}:{model.name}")
-            n = len(self.calls)
+            name = f"{model.service_model.service_name}:{model.name}"
+            self.calls.append(name)
+            if self.op is None:
+                n = len(self.calls)
+            elif self.persistent and self.fired:
+                n = self.k or 0  # dead already: every later call fails
+            else:
+                n = self.calls.count(self.op) if name == self.op else 0
             hit = self.k is not None and (n >= self.k if self.persistent else n == self.k)
             if hit:
                 self.fired += 1
@@ -249,28 +258,63 @@ def _intent_index(calls: list[str]) -> int:
     return calls.index("s3:PutObject") + 1
 
 
+# The first wave of each operation (sent together). Rename: the source read as a file and listed
+# while the destination is checked (HEAD: a file? LIST: a directory? HEAD of its parent, which this
+# tool has not seen: a file?); delete: the path HEADed (a file?) and listed.
+WAVE = {
+    "rename": sorted(["s3:GetObject", "s3:ListObjectsV2", "s3:HeadObject", "s3:ListObjectsV2", "s3:HeadObject"]),
+    "delete": sorted(["s3:HeadObject", "s3:ListObjectsV2"]),
+}
+SOURCES = len(FILES)  # a rename reads every source while its record is written
+
+
+def _assert_waves(op: str, calls: list[str]) -> None:
+    """The order an operation's calls go out in, wave by wave (calls of a wave in any order)."""
+    first = len(WAVE[op])
+    assert sorted(calls[:first]) == WAVE[op], calls
+    if op == "rename":  # the record's PUT with a GET of each source, then a PUT of each copy
+        assert sorted(calls[first : first + 1 + SOURCES]) == ["s3:GetObject"] * SOURCES + ["s3:PutObject"], calls
+        assert calls[first + 1 + SOURCES :] == ["s3:PutObject"] * SOURCES + ["s3:DeleteObjects", "s3:DeleteObject"]
+    else:
+        assert calls[first:] == ["s3:PutObject", "s3:DeleteObjects", "s3:DeleteObject"], calls
+
+
+def _run_until_crash(actor: S3MemoryTool, killer: Killer, command: dict[str, Any]) -> tuple[str | None, bool]:
+    """Run `command` with the killer armed: (its answer, or None if the process died before it;
+    whether the intent record was written before the crash), the killer disarmed."""
+    try:
+        answer: str | None = actor.call(command)
+    except Crash:
+        answer = None
+    settled(actor)  # the record's release after the answer (it dies too)
+    calls, k = list(killer.calls), killer.k or 0
+    killer.arm(None)
+    return answer, "s3:PutObject" in calls and _intent_index(calls) < k
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("op", ["rename", "delete"])
 def test_crash_at_every_call_then_new_instance_completes(s3, killer, new_tool, op):
-    command, _, after, view_after = OPS[op]
+    command, success, after, view_after = OPS[op]
     calls = _count(s3, killer, new_tool, op)
-    n, intent_at = len(calls), _intent_index(calls)
-    assert calls[intent_at - 1] == "s3:PutObject"
+    _assert_waves(op, calls)
+    n = len(calls)
     for k in range(1, n + 1):
         agent = f"crash-{op}-{k}"
         actor = _prepare(s3, new_tool, agent)
         killer.arm(k)
-        with pytest.raises(Crash):
-            actor.call(command)
-        killer.arm(None)
+        answer, done = _run_until_crash(actor, killer, command)
+        # Only the record's release (the last call) comes after the answer.
+        assert answer == (success if k == n else None), f"k={k}"
         vault = _vault(s3, agent)
         _assert_no_loss(vault) if op == "rename" else _assert_all_or_none(vault)
+        if answer is not None:  # died after answering: the change is done, its record is left
+            assert {rel.split("/")[1] for rel in _keys(s3, agent) if rel.startswith(".s3memory/")} == {"intents"}
         recovered = ok(new_tool(agent), command="view", path="/memories")
-        done = k > intent_at
         assert recovered == (view_after if done else VIEW_BEFORE), f"k={k}"
         _assert_state(s3, agent, vault, after if done else "before")
         _wipe(s3, agent)
-    print(f"\n[crash] {op}: {n} S3 calls, {n} fault points injected (intent record at call {intent_at})")
+    print(f"\n[crash] {op}: {n} S3 calls, {n} fault points injected (the last after the answer)")
 
 
 @pytest.mark.slow
@@ -281,21 +325,19 @@ def test_crash_at_every_call_with_kms_keys(s3, kms, kms_key, killer, new_tool):
         return KmsKeys(kms_key, kms_client=kms)
 
     calls = _count(s3, killer, new_tool, "rename", keys)
-    n, intent_at = len(calls), _intent_index(calls)
+    n = len(calls)
     # The agent's branch key was made by the seeding process: this instance's one KMS call is the
     # unwrap (Decrypt) of that key, needed to seal the intent record, so it is a fault point too.
     assert [c for c in calls if c.startswith("kms:")] == ["kms:Decrypt"]
-    assert calls[intent_at - 2] == "kms:Decrypt"
+    assert calls.index("kms:Decrypt") < _intent_index(calls) - 1
     for k in range(1, n + 1):
         agent = f"crash-kms-{k}"
         actor = _prepare(s3, new_tool, agent, keys)
         killer.arm(k)
-        with pytest.raises(Crash):
-            actor.call(RENAME)
-        killer.arm(None)
+        answer, done = _run_until_crash(actor, killer, RENAME)
+        assert answer == (f"Successfully renamed {SRC} to {DST}" if k == n else None), f"k={k}"
         vault = _vault(s3, agent, keys())
         _assert_no_loss(vault)
-        done = k > intent_at
         assert ok(new_tool(agent, keys()), command="view", path="/memories") == (VIEW_RENAMED if done else VIEW_BEFORE)
         _assert_state(s3, agent, vault, "renamed" if done else "before")
         _wipe(s3, agent)
@@ -305,15 +347,13 @@ def test_crash_at_every_call_with_kms_keys(s3, kms, kms_key, killer, new_tool):
 @pytest.mark.slow
 def test_crash_during_recovery_at_every_call(s3, killer, new_tool):
     """A rename dies mid-copy; the recovering instance dies too, at each of its calls; a third finishes."""
-    calls = _count(s3, killer, new_tool, "rename")
-    first_crash = _intent_index(calls) + 4  # after the record and some copies
-    assert first_crash < len(calls)
 
     def crashed(agent: str) -> None:
-        # One worker: which copies were done when the crash hit must be the same every time,
-        # or the recovering instance's call count (the sweep's range) would vary between runs.
+        # One worker, and the crash at the fourth PUT (the record's, then two copies): which copies
+        # were done when the crash hit is the same every time, or the recovering instance's call
+        # count (the sweep's range) would vary between runs.
         actor = _prepare(s3, new_tool, agent, workers=1)
-        killer.arm(first_crash)
+        killer.arm(4, op="s3:PutObject")
         with pytest.raises(Crash):
             actor.call(RENAME)
         killer.arm(None)
@@ -342,26 +382,34 @@ def test_crash_during_recovery_at_every_call(s3, killer, new_tool):
 def test_slowdown_at_every_call_same_tool_completes(s3, killer, new_tool, op):
     """A SlowDown at call k: the exact error, nothing lost, and the same tool's next command finishes.
 
-    At the intent record's PUT (k == intent_at) a read-back proves that no record was stored:
-    nothing was changed. At the record's release (the last call) the change is done: it is
-    answered as done, and the next command releases the record."""
+    Before the record exists (the first wave, or the record's PUT, where a read-back proves that no
+    record was stored) nothing was changed. A source read while the record was written is read
+    again. At the record's release (after the answer) the change is done and answered as done; the
+    next command releases the record."""
     command, success, after, view_after = OPS[op]
     calls = _count(s3, killer, new_tool, op)
-    n, intent_at = len(calls), _intent_index(calls)
-    assert calls[-1] == "s3:DeleteObject"  # the release
+    _assert_waves(op, calls)
+    n, first = len(calls), len(WAVE[op])
     for k in range(1, n + 1):
         agent = f"slow-{op}-{k}"
         actor = _prepare(s3, new_tool, agent)
         killer.arm(k, persistent=False)
-        message = ok(actor, **command) if k == n else err(actor, **command)
+        try:
+            message = actor.call(command)
+        except ToolError as caught:
+            message = str(caught.content)
+        settled(actor)
+        failed = killer.calls[k - 1]
         assert killer.fired == 1
         killer.arm(None)
-        assert message == (success if k == n else PARTIAL if k > intent_at else NOTHING), f"k={k}"
+        nothing = k <= first or (failed == "s3:PutObject" and k <= first + 1 + SOURCES)
+        reread = op == "rename" and failed == "s3:GetObject" and first < k <= first + 1 + SOURCES
+        answered = reread or failed == "s3:DeleteObject"
+        assert message == (success if answered else NOTHING if nothing else PARTIAL), f"k={k} ({failed})"
         vault = _vault(s3, agent)
         _assert_no_loss(vault) if op == "rename" else _assert_all_or_none(vault)
-        done = k > intent_at
-        assert ok(actor, command="view", path="/memories") == (view_after if done else VIEW_BEFORE), f"k={k}"
-        _assert_state(s3, agent, vault, after if done else "before")
+        assert ok(actor, command="view", path="/memories") == (VIEW_BEFORE if nothing else view_after), f"k={k}"
+        _assert_state(s3, agent, vault, "before" if nothing else after)
         _wipe(s3, agent)
     print(f"\n[crash] {op}: SlowDown injected at each of {n} calls")
 

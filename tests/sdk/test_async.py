@@ -15,7 +15,7 @@ import pytest
 from anthropic.lib.tools import ToolError
 
 from s3memory import AsyncS3MemoryTool, LocalKeys
-from tests.support import BUCKET, LOCAL_KEY, assert_one_branch_key, listed_keys, ok, without_keystore
+from tests.support import BUCKET, LOCAL_KEY, assert_one_branch_key, listed_keys, ok, settled, without_keystore
 from tests.support.api import BETA, SCRIPT, ScriptedApi, check_bucket, check_conversation, httpx
 
 pytestmark = [
@@ -80,10 +80,12 @@ async def test_every_command(atool: AsyncS3MemoryTool, s3: Any) -> None:
         "     3\t2\n"
         "     4\tthree"
     )
+    settled(atool)  # the rename's record is released after its answer
     listed = listed_keys(s3)
     assert without_keystore(listed) == ["agents/agent-42/done/todo.md"]
     assert_one_branch_key(listed, "agents/agent-42/")  # made by the first create
     assert await call({"command": "delete", "path": "/memories/done"}) == "Successfully deleted /memories/done"
+    settled(atool)
     listed = listed_keys(s3)
     assert without_keystore(listed) == []
     assert_one_branch_key(listed, "agents/agent-42/")  # deleting files keeps the agent's keystore

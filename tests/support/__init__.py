@@ -103,17 +103,34 @@ def assert_one_branch_key(keys: Iterable[str], root: str) -> None:
     assert record.generation == 1, names
 
 
+def settled(tool: Any) -> None:
+    """Wait for what a command leaves running after its answer (a directory change releases its
+    intent record in the background), so that a test sees, and counts, all that the command did."""
+    commands = getattr(tool, "commands", None)
+    stores = getattr(commands, "stores", None) or {}
+    for memory in [getattr(tool, "memory", None), *(memory for _, memory in stores.values())]:
+        settle = getattr(memory, "settle", None)
+        if settle is not None:
+            settle()
+
+
 def ok(tool: Any, **command: Any) -> str:
-    """Run a command that must succeed; return its string."""
-    result = tool.call(command)
+    """Run a command that must succeed (and what it left running, see `settled`); return its string."""
+    try:
+        result = tool.call(command)
+    finally:
+        settled(tool)
     assert isinstance(result, str)
     return result
 
 
 def err(tool: Any, **command: Any) -> str:
-    """Run a command that must fail with ToolError; return the error text."""
-    with pytest.raises(ToolError) as caught:
-        tool.call(command)
+    """Run a command that must fail with ToolError (and what it left running); return the error text."""
+    try:
+        with pytest.raises(ToolError) as caught:
+            tool.call(command)
+    finally:
+        settled(tool)
     content = caught.value.content
     assert isinstance(content, str)
     return content
