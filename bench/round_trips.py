@@ -9,7 +9,8 @@ delay per request) and is reported three ways, in units of that delay (see `benc
 - *wall*: wall time / delay (round trips plus the client's and moto's CPU between them).
 
 A directory change answers before its intent record is released: the release is counted in
-the S3 column, not waited for.
+the S3 column, not waited for. A directory the tool has seen (in a listing) is listed while it is
+read as a file; one it has not seen ("not seen") is listed once that read has found no file.
 
     python -m bench.round_trips [delay in seconds, default 0.05]
 """
@@ -79,6 +80,16 @@ def measure(delay: float = 0.05) -> list[Row]:
             {"command": "rename", "old_path": "/memories/proj", "new_path": "/memories/proj-2"})  # fmt: skip
         run(f"delete a directory of {DIR_FILES} files", {"command": "delete", "path": "/memories/trash"})
         tool.close()
+        # New tools that have not listed the directory (their first command, a view of a file, is not measured).
+        for name, command in (
+            (f"rename a directory of {DIR_FILES} files, not seen",
+             {"command": "rename", "old_path": "/memories/proj-2", "new_path": "/memories/proj-3"}),
+            (f"delete a directory of {DIR_FILES} files, not seen", {"command": "delete", "path": "/memories/proj-3"}),
+        ):  # fmt: skip
+            tool = make_tool(s3, kms, key_id, "round-trips")
+            tool.call({"command": "view", "path": "/memories/notes/seed.md"})
+            run(name, command)
+            tool.close()
     return rows
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Executor, Future, wait
+from concurrent.futures import Executor, wait
 from contextlib import contextmanager
 from typing import Any, ParamSpec, TypeVar
 
@@ -217,11 +217,11 @@ class Memory:
         with self._failures(path.display):
             self._begin(path, subtree=True)
             # Is it a file (HEAD)? A path that looks like a directory is listed at the same time.
-            listing_soon = self.placement.listing_soon(raw_path, path)
-            heading = submit(self.executor, self.vault.store.head, self.vault.key(path))
-            running: list[Future[Any]] = [heading, *listing_soon]
-            wait(running)
-            found = heading.result()
+            listing_soon = self.placement.listing_soon(raw_path, path, guess=True)  # a file's delete: ≤ 3 requests
+            try:
+                found = self.vault.store.head(self.vault.key(path))
+            finally:
+                wait(listing_soon)  # never leave it running past an error
             if found is not None:
                 writes.delete(self.vault, path, found.etag)
                 self.policy.deleted()
@@ -229,7 +229,7 @@ class Memory:
             listing = listing_soon[0].result() if listing_soon else self.placement.listing(path)
             if not listing:
                 raise CommandError(fmt.does_not_exist(path.display))
-        self.placement.forget()
+        self.placement.forget(path)
         self.policy.deleted(len(listing))
         with self._failures(path.display, partial=True):
             self.changes.delete_dir(path, listing)
@@ -244,10 +244,9 @@ class Memory:
             raise CommandError(fmt.cannot_rename_root())
         with self._failures(old.display):
             self._begin(old, new, subtree=True)
-            # One round trip: the source is read (and, if it looks like a directory, listed, and the
-            # destination HEADed: a directory must not land on a file) while the destination is checked.
+            # One round trip: read the source (a directory this tool knows: list it, HEAD `new`), check `new`.
             reading = submit(self.executor, self.vault.read, old)
-            listing_soon = self.placement.listing_soon(raw_old, old)
+            listing_soon = self.placement.listing_soon(raw_old, old, guess=False)  # a file's rename: ≤ 5
             new_file = [submit(self.executor, self.placement.is_file, new)] if listing_soon else []
             placed = self.placement.destination(new, [reading, *listing_soon, *new_file])
             try:
@@ -255,7 +254,11 @@ class Memory:
                 listing: list[ObjectInfo] = []
             except NotFound:
                 text, etag = "", ""
-                listing = listing_soon[0].result() if listing_soon else self.placement.listing(old)
+                if not listing_soon:  # no file, nor a directory this tool has seen: list it, HEAD meanwhile
+                    listing_soon = [submit(self.executor, self.placement.listing, old)]
+                    new_file = [submit(self.executor, self.placement.is_file, new)]
+                    wait(listing_soon), wait(new_file)
+                listing = listing_soon[0].result()
                 if not listing:
                     raise CommandError(fmt.does_not_exist(old.display)) from None
                 if new == old:
@@ -264,16 +267,17 @@ class Memory:
                     raise CommandError(fmt.into_itself(old.display)) from None
             if placed is not None:
                 raise placed
-            if listing and (new_file[0].result() if new_file else self.placement.is_file(new)):
+            if listing and new_file[0].result():
                 raise CommandError(fmt.destination_exists(new.display))
             if not listing:  # the moved text follows the guard as an edit would (it may predate the guard)
                 move_file(self.vault, old, new, self.policy.guard.scan(text, new.display), etag)
                 self.placement.remember(new.ancestors())
                 return fmt.renamed(old.display, new.display)
             self.policy.paths(self._renamed(old, new, listing))  # every key the rename creates
-        self.placement.forget()
+        self.placement.forget(old)
         with self._failures(old.display, partial=True):
             self.changes.rename_dir(old, new, listing)
+        self.placement.remember([new, *new.ancestors()])
         return fmt.renamed(old.display, new.display)
 
     def _renamed(self, old: MemoryPath, new: MemoryPath, listing: Sequence[ObjectInfo]) -> Iterator[MemoryPath]:

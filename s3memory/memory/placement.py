@@ -42,10 +42,11 @@ class Placement:
                 self._known.clear()
             self._known.update(d for d in dirs if not d.is_root)
 
-    def forget(self) -> None:
-        """After a directory was deleted or moved: nothing remembered can be trusted to predict."""
+    def forget(self, gone: MemoryPath) -> None:
+        """After directory `gone` was deleted or moved: it, what lay below it, and its ancestors
+        (the last file of a directory may have been in it) are no longer known to exist."""
         with self._lock:
-            self._known.clear()
+            self._known = {d for d in self._known if not (d.is_within(gone) or gone.is_within(d))}
 
     def known_dir(self, path: MemoryPath) -> bool:
         with self._lock:
@@ -56,9 +57,12 @@ class Placement:
         """Every object below directory `path` (empty if it is not a directory)."""
         return self.vault.store.list_all(self.vault.dir_prefix(path))
 
-    def listing_soon(self, raw_path: object, path: MemoryPath) -> list[Future[list[ObjectInfo]]]:
-        """The listing of `path`, started now if it looks like a directory (`looks_like_dir`)."""
-        if not self.looks_like_dir(raw_path, path):
+    def listing_soon(self, raw_path: object, path: MemoryPath, *, guess: bool) -> list[Future[list[ObjectInfo]]]:
+        """The listing of `path`, started now (to go with the request asking whether it is a file)
+        if this tool has seen it as a directory or it ends in "/", or, with `guess`, if its name
+        has no "." either (`looks_like_dir`); a file that looks like a directory costs one LIST more."""
+        seen = self.known_dir(path) or (isinstance(raw_path, str) and raw_path.endswith("/"))
+        if not (seen or (guess and self.looks_like_dir(raw_path, path))):
             return []
         return [submit(self.executor, self.listing, path)]
 

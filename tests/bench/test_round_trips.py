@@ -35,6 +35,10 @@ EXPECTED = {
     # (the record's DELETE follows the answer)
     f"rename a directory of {DIR_FILES} files": 4,
     f"delete a directory of {DIR_FILES} files": 3,  # HEAD ‖ LIST; record PUT; DeleteObjects
+    # A tool that has not listed the directory: the rename lists it once the read found no file
+    # (HEADing the destination meanwhile); the delete guesses from the name (no ".") and lists at once.
+    f"rename a directory of {DIR_FILES} files, not seen": 5,
+    f"delete a directory of {DIR_FILES} files, not seen": 3,
 }
 
 
