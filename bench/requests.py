@@ -100,8 +100,10 @@ def measure(names: str = "plain") -> list[Row]:
 
         text = "".join(f"line {i}\n" for i in range(20))
         run("create /memories/a.md", 3, {"command": "create", "path": "/memories/a.md", "file_text": text})
+        # A new directory: LIST the path (a directory?) with a HEAD of each ancestor (a file?), then PUT.
         run("create in a new dir (depth 2)", 3,
             {"command": "create", "path": "/memories/notes/b.md", "file_text": text})  # fmt: skip
+        # A directory the tool has seen: LIST parent + LIST path together, then PUT.
         run("create in an existing dir (depth 2)", 3,
             {"command": "create", "path": "/memories/notes/c.md", "file_text": text})  # fmt: skip
         run("create in a new dir (depth 3)", None,
@@ -120,8 +122,11 @@ def measure(names: str = "plain") -> list[Row]:
         run("insert", 2, {"command": "insert", "path": "/memories/a.md", "insert_line": 1, "insert_text": "new"})
         run("rename a file", 5, {"command": "rename", "old_path": "/memories/a.md", "new_path": "/memories/notes/a.md"})
         run("delete a file", 3, {"command": "delete", "path": "/memories/notes/a.md"})
+        # GET + LIST source with HEAD + LIST destination; record PUT with a GET per source; a PUT per
+        # copy; DeleteObjects; the record's DELETE (after the answer: counted, not waited for).
         run("rename a directory of 2 files", None,
             {"command": "rename", "old_path": "/memories/notes", "new_path": "/memories/archive"})  # fmt: skip
+        # HEAD + LIST together; record PUT; DeleteObjects; the record's DELETE (after the answer).
         run("delete a directory of 2 files", None, {"command": "delete", "path": "/memories/archive"})
         tool.close()
 

@@ -215,13 +215,9 @@ class Memory:
         if path.is_root:
             raise CommandError(fmt.cannot_delete_root())
         with self._failures(path.display):
-            self._begin(path, subtree=True)
-            # Is it a file (HEAD)? A path that looks like a directory is listed at the same time.
-            listing_soon = self.placement.listing_soon(raw_path, path, guess=True)  # a file's delete: ≤ 3 requests
-            try:
-                found = self.vault.store.head(self.vault.key(path))
-            finally:
-                wait(listing_soon)  # never leave it running past an error
+            found, listing_soon = self.recovery.ensure_while(
+                lambda: self.placement.probe_delete(raw_path, path), path, subtree=True
+            )
             if found is not None:
                 writes.delete(self.vault, path, found.etag)
                 self.policy.deleted()
@@ -243,12 +239,9 @@ class Memory:
         if old.is_root:
             raise CommandError(fmt.cannot_rename_root())
         with self._failures(old.display):
-            self._begin(old, new, subtree=True)
-            # One round trip: read the source (a directory this tool knows: list it, HEAD `new`), check `new`.
-            reading = submit(self.executor, self.vault.read, old)
-            listing_soon = self.placement.listing_soon(raw_old, old, guess=False)  # a file's rename: ≤ 5
-            new_file = [submit(self.executor, self.placement.is_file, new)] if listing_soon else []
-            placed = self.placement.destination(new, [reading, *listing_soon, *new_file])
+            reading, listing_soon, new_file, placed = self.recovery.ensure_while(
+                lambda: self.placement.probe_rename(raw_old, old, new), old, new, subtree=True
+            )
             try:
                 text, etag = reading.result()
                 listing: list[ObjectInfo] = []

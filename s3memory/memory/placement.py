@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from concurrent.futures import Executor, Future, wait
 from typing import Any
 
@@ -18,6 +18,11 @@ from s3memory.errors import CommandError
 from s3memory.storage.concurrency import run_all, submit
 from s3memory.storage.store import ObjectInfo
 from s3memory.storage.vault import Vault
+
+Listing = list[Future[list[ObjectInfo]]]  # a listing started (one future), or none
+# The read of a rename's source, its listing if started, the HEAD of the destination if started,
+# and the destination's refusal, if any.
+RenameProbe = tuple[Future[tuple[str, str]], Listing, list[Future[bool]], CommandError | None]
 
 
 class Placement:
@@ -57,7 +62,7 @@ class Placement:
         """Every object below directory `path` (empty if it is not a directory)."""
         return self.vault.store.list_all(self.vault.dir_prefix(path))
 
-    def listing_soon(self, raw_path: object, path: MemoryPath, *, guess: bool) -> list[Future[list[ObjectInfo]]]:
+    def listing_soon(self, raw_path: object, path: MemoryPath, *, guess: bool) -> Listing:
         """The listing of `path`, started now (to go with the request asking whether it is a file)
         if this tool has seen it as a directory or it ends in "/", or, with `guess`, if its name
         has no "." either (`looks_like_dir`); a file that looks like a directory costs one LIST more."""
@@ -113,17 +118,35 @@ class Placement:
             if is_file:
                 raise CommandError(fmt.parent_is_file(path.display, ancestor.display))
 
-    def destination(self, new: MemoryPath, running: Sequence[Future[Any]]) -> CommandError | None:
-        """The destination check of a rename (its refusal, if any), made while `running` run."""
+    # -- the first round trip of a delete and of a rename (requests that change nothing) --
+    def probe_delete(
+        self, raw_path: object, path: MemoryPath
+    ) -> tuple[ObjectInfo | None, list[Future[list[ObjectInfo]]]]:
+        """Is `path` a file (HEAD)? A path that looks like a directory is listed at the same time
+        (a guess from the name: a file's delete stays within its 3 requests)."""
+        listing_soon = self.listing_soon(raw_path, path, guess=True)
+        try:
+            return self.vault.store.head(self.vault.key(path)), listing_soon
+        finally:
+            wait(listing_soon)  # never leave it running past an error
+
+    def probe_rename(self, raw_old: object, old: MemoryPath, new: MemoryPath) -> RenameProbe:
+        """Read `old` (a directory this tool has seen: list it, and HEAD `new`, which a directory
+        must not land on) while checking `new`: one round trip. No guess from the name here: it
+        would cost a file's rename two requests, over its 5."""
+        reading = submit(self.executor, self.vault.read, old)
+        listing_soon = self.listing_soon(raw_old, old, guess=False)
+        new_file = [submit(self.executor, self.is_file, new)] if listing_soon else []
+        running: list[Future[Any]] = [reading, *listing_soon, *new_file]
         try:
             if new.is_root:
-                return CommandError(fmt.destination_exists(new.display))
+                return reading, listing_soon, new_file, CommandError(fmt.destination_exists(new.display))
             self.check(new, fmt.destination_exists(new.display))
         except CommandError as err:
-            return err
+            return reading, listing_soon, new_file, err
         finally:
             wait(running)  # never leave the source's requests running past an error of ours
-        return None
+        return reading, listing_soon, new_file, None
 
 
 def _call(check: Callable[[], bool]) -> bool:

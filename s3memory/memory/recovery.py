@@ -16,11 +16,14 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from concurrent.futures import wait
 from dataclasses import dataclass
+from typing import TypeVar
 
 from s3memory.core import operational
 from s3memory.core.paths import MemoryPath
 from s3memory.errors import CommandError
+from s3memory.storage.concurrency import submit
 from s3memory.storage.listing import complete_before
 from s3memory.storage.store import Page
 from s3memory.storage.vault import Vault
@@ -29,6 +32,7 @@ from .dir_changes import DirectoryChanges
 from .intents import INTENTS, Intent, Recovery, Stuck
 
 log = logging.getLogger("s3memory")
+T = TypeVar("T")
 STUCK_RECHECK_SECONDS = 60.0
 
 
@@ -80,6 +84,7 @@ class Recoverer:
         self.pending: list[Intent] = []  # read-only: the interrupted changes found (oldest first)
         self.stuck: list[Stuck] = []
         self._done = False  # looked (and completed what could be) since the last failure
+        self._found = False  # the last look found intent records
         self._recheck_at = 0.0
 
     @property
@@ -101,25 +106,56 @@ class Recoverer:
 
         `touched`: the paths the command works on; `subtree`: it also works on everything below them.
         """
-        if not self._done or (self.stuck and time.monotonic() >= self._recheck_at):
+        if self._looking_due():
             self.run()
+        self._refuse(touched, subtree)
+
+    def ensure_while(self, reads: Callable[[], T], *touched: MemoryPath, subtree: bool = False) -> T:
+        """`ensure`, with the command's first `reads` (requests that change nothing) sent while
+        the agent's root is listed for intent records: a new tool's first command saves that round
+        trip. If records were found (and their changes completed), the reads are made again."""
+        if not self._looking_due():
+            self._refuse(touched, subtree)
+            return reads()
+        looking = submit(self.changes.executor, self.vault.store.list_page, self.vault.root)
+        failure: Exception | None = None
+        try:
+            result = reads()
+        except Exception as err:  # raised below, unless the reads are made again
+            failure = err
+        finally:
+            wait([looking])
+        self.run(first=looking.result())
+        self._refuse(touched, subtree)
+        if self._found:
+            return reads()
+        if failure is not None:
+            raise failure
+        return result
+
+    def _looking_due(self) -> bool:
+        return not self._done or bool(self.stuck and time.monotonic() >= self._recheck_at)
+
+    def _refuse(self, touched: tuple[MemoryPath, ...], subtree: bool) -> None:
         for stuck in self.stuck:
             if any(stuck.covers(path, subtree=subtree) for path in touched):
                 raise blocked(stuck)
 
-    def run(self, *, strict: bool = False) -> int:
+    def run(self, *, strict: bool = False, first: tuple[Page, str | None] | None = None) -> int:
         """Look for intent records (1 LIST of the agent's root, which also counts its files when
         they fit in one page) and complete them; returns how many were completed.
 
         `strict`: raise for the first change that is stuck (otherwise only its paths wait).
+        `first`: that root listing's first page and continuation token, made already.
         Read-only: the changes are read into `pending` and none is completed (returns 0).
         """
-        page, token = self.vault.store.list_page(self.vault.root)
+        page, token = first or self.vault.store.list_page(self.vault.root)
         scan = scan_root(self.vault, page, token)
         self.counted(scan.files)
         pending = scan.has_records
         if pending is None:
             pending = self.vault.store.exists_under(self.vault.dir_prefix(INTENTS))
+        self._found = pending
         if self.read_only:
             self.pending = [record.intent for record in self.changes.pending()] if pending else []
             self._done = True

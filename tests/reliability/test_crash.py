@@ -457,3 +457,22 @@ def test_single_file_rename_crash_keeps_both_copies_at_worst(s3, killer, new_too
         _wipe(s3, agent)
     assert duplicates_left == 1
     print(f"\n[crash] single-file rename: {len(calls)} fault points, {duplicates_left} leaves a duplicate")
+
+
+def test_a_new_tools_first_change_is_read_again_after_the_interrupted_one_it_completes(s3, killer, new_tool):
+    """A new tool's first command reads what it will change while it lists the agent's root for
+    intent records (one round trip); when a record is found, its change is completed and the reads
+    are made again, so the command acts on the completed state: here the delete of DST removes
+    every file the interrupted rename moves there, not only the two it had copied before the crash."""
+    agent = "first-command"
+    actor = _prepare(s3, new_tool, agent, workers=1)
+    killer.arm(4, op="s3:PutObject")  # the record, two copies, then the process dies
+    with pytest.raises(Crash):
+        actor.call(RENAME)
+    killer.arm(None)
+    with _counted(killer) as calls:
+        assert ok(new_tool(agent), command="delete", path=DST) == f"Successfully deleted {DST}"
+    _assert_state(s3, agent, _vault(s3, agent), "deleted")
+    assert sorted(calls[:3]) == ["s3:HeadObject", "s3:ListObjectsV2", "s3:ListObjectsV2"]  # root; DST: file? listing
+    assert calls.count("s3:ListObjectsV2") == 4  # + the records found, then DST listed again
+    _wipe(s3, agent)
