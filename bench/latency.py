@@ -30,6 +30,7 @@ class Meter:
         self.enabled = False
         self._calls: Counter[str] = Counter()
         self._lock = threading.Lock()
+        self.s3_waits: list[tuple[float, float]] = []  # (start, end) of each injected S3 delay while enabled
 
     def attach(self, client: Any) -> Any:
         service = client.meta.service_model.service_name
@@ -49,7 +50,32 @@ class Meter:
 
     def _sleep(self, event_name: str, **_: Any) -> None:
         if self.enabled:
-            time.sleep(self.delays["kms" if event_name.startswith("before-send.kms") else "s3"])
+            kms = event_name.startswith("before-send.kms")
+            started = time.perf_counter()
+            time.sleep(self.delays["kms" if kms else "s3"])
+            if not kms:
+                with self._lock:
+                    self.s3_waits.append((started, time.perf_counter()))
+
+    def round_trips(self, since: int = 0) -> int:
+        """S3 round trips waited for in sequence among the delays recorded from index `since` on:
+        the delays are merged where they overlap (requests in flight together), and each merged
+        stretch counts as its length in whole delays. Time between requests (the client's and
+        moto's CPU, which a loaded machine stretches) is never counted, so the figure holds under
+        load as long as requests sent together start within half a delay of each other."""
+        with self._lock:
+            waits = sorted(self.s3_waits[since:])
+        total, stretch = 0, None
+        for start, end in waits:
+            if stretch is not None and start < stretch[1]:
+                stretch = (stretch[0], max(stretch[1], end))
+                continue
+            if stretch is not None:
+                total += round((stretch[1] - stretch[0]) / self.delays["s3"])
+            stretch = (start, end)
+        if stretch is not None:
+            total += round((stretch[1] - stretch[0]) / self.delays["s3"])
+        return total
 
     def snapshot(self) -> Counter[str]:
         with self._lock:
