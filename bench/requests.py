@@ -118,6 +118,9 @@ def measure(names: str = "plain") -> list[Row]:
         run("insert", 2, {"command": "insert", "path": "/memories/a.md", "insert_line": 1, "insert_text": "new"})
         run("rename a file", 5, {"command": "rename", "old_path": "/memories/a.md", "new_path": "/memories/notes/a.md"})
         run("delete a file", 3, {"command": "delete", "path": "/memories/notes/a.md"})
+        run("create a file named without a dot", 3, {"command": "create", "path": "/memories/todo", "file_text": "x"})
+        # Named like a directory, so listed while it is probed as a file (one round trip, one LIST more).
+        run("delete a file named without a dot", 3, {"command": "delete", "path": "/memories/todo"})
         run("rename a directory of 2 files", None,
             {"command": "rename", "old_path": "/memories/notes", "new_path": "/memories/archive"})  # fmt: skip
         run("delete a directory of 2 files", None, {"command": "delete", "path": "/memories/archive"})

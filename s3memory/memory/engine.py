@@ -215,12 +215,21 @@ class Memory:
             raise CommandError(fmt.cannot_delete_root())
         with self._failures(path.display):
             self._begin(path, subtree=True)
+            # A path that looks like a directory is listed while it is probed as a file (one round
+            # trip for both); anything else is probed first and listed only if it is no file.
+            listing_now = (
+                submit(self.executor, self.placement.listing, path)
+                if self.placement.looks_like_dir(raw_path, path)
+                else None
+            )
             found = self.vault.store.head(self.vault.key(path))  # is it a file?
             if found is not None:
+                if listing_now is not None:
+                    wait([listing_now])  # never leave the listing running past the answer
                 writes.delete(self.vault, path, found.etag)
                 self.policy.deleted()
                 return fmt.deleted(path.display)
-            listing = self.placement.listing(path)
+            listing = listing_now.result() if listing_now is not None else self.placement.listing(path)
             if not listing:
                 raise CommandError(fmt.does_not_exist(path.display))
         self.placement.forget()

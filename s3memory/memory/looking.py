@@ -32,7 +32,7 @@ class Looker:
     def look(self, path: MemoryPath, raw_path: object) -> str | list[Entry]:
         if path.is_root:
             return self._root_entries()
-        if self._looks_like_dir(raw_path, path):
+        if self.placement.looks_like_dir(raw_path, path):
             entries = self.lister.entries(self.vault.dir_prefix(path), path)
             if entries is not None:
                 return self._seen(path, entries)
@@ -50,10 +50,6 @@ class Looker:
             return self.vault.read(path)[0]
         except NotFound:
             raise CommandError(fmt.does_not_exist_view(path.display)) from None
-
-    def _looks_like_dir(self, raw_path: object, path: MemoryPath) -> bool:
-        trailing_slash = isinstance(raw_path, str) and raw_path.endswith("/")
-        return trailing_slash or "." not in path.name or self.placement.known_dir(path)
 
     def _root_entries(self) -> list[Entry]:
         if self.recovery.done:

@@ -49,6 +49,12 @@ class Placement:
         with self._lock:
             return path.is_root or path in self._known
 
+    def looks_like_dir(self, raw_path: object, path: MemoryPath) -> bool:
+        """A guess that decides which request goes first (or whether both go together), never an
+        answer: a trailing "/", no "." in the name, or a directory this tool has seen."""
+        trailing_slash = isinstance(raw_path, str) and raw_path.endswith("/")
+        return trailing_slash or "." not in path.name or self.known_dir(path)
+
     # -- requests --
     def listing(self, path: MemoryPath) -> list[ObjectInfo]:
         """Every object below directory `path` (empty if it is not a directory)."""

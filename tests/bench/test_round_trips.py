@@ -31,7 +31,7 @@ EXPECTED = {
     "rename a file": 3,
     "delete a file": 2,
     "rename a directory of 10 files": 8,
-    "delete a directory of 10 files": 5,
+    "delete a directory of 10 files": 4,  # probe and list together, record PUT, DeleteObjects, record DELETE
 }
 
 

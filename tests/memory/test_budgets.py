@@ -33,9 +33,11 @@ EXPECTED_S3 = {
     "insert": 2,
     "rename a file": 5,
     "delete a file": 2,
+    "create a file named without a dot": 2,
+    "delete a file named without a dot": 3,  # HEAD and LIST together (it may be a directory), DELETE
     # list, HEAD destination, intent PUT, 2 x (GET + PUT), DeleteObjects, intent DELETE
     "rename a directory of 2 files": 11,
-    # HEAD, list, intent PUT, DeleteObjects, intent DELETE
+    # HEAD and list together (no "." in its name), intent PUT, DeleteObjects, intent DELETE
     "delete a directory of 2 files": 5,
     # Shared stores (docs/stores.md): the agent's root listing and one LIST per mount, sent together.
     "view /memories with 1 mount": 2,
