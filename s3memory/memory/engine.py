@@ -248,15 +248,17 @@ class Memory:
             raise CommandError(fmt.cannot_rename_root())
         with self._failures(old.display):
             self._begin(old, new, subtree=True)
-            # Read the source while checking the destination: one round trip for both.
+            # Read the source while checking the destination: one round trip for both (a source
+            # that looks like a directory is listed meanwhile, and the destination probed as a file).
             reading = submit(self.executor, self.vault.read, old)
-            placed = self._placed(new, reading)
+            early = self._dir_probes(raw_old, old, new)
+            placed = self._placed(new, reading, *early)
             try:
                 text, etag = reading.result()
                 listing: list[ObjectInfo] = []
             except NotFound:
                 text, etag = "", ""
-                listing = self.placement.listing(old)
+                listing = early[0].result() if early else self.placement.listing(old)
                 if not listing:
                     raise CommandError(fmt.does_not_exist(old.display)) from None
                 if new == old:
@@ -265,7 +267,7 @@ class Memory:
                     raise CommandError(fmt.into_itself(old.display)) from None
             if placed is not None:
                 raise placed
-            if listing and self.placement.is_file(new):
+            if listing and (early[1].result() if early else self.placement.is_file(new)):
                 raise CommandError(fmt.destination_exists(new.display))
             if not listing:  # the moved text follows the guard as an edit would (it may predate the guard)
                 move_file(self.vault, old, new, self.policy.guard.scan(text, new.display), etag)
@@ -285,8 +287,14 @@ class Memory:
             if path is not None and path.is_within(old):
                 yield path.rebase(old, new)
 
-    def _placed(self, new: MemoryPath, running: Future[tuple[str, str]]) -> CommandError | None:
-        """The destination check of a rename (its refusal, if any), made while `running` runs."""
+    def _dir_probes(self, raw_old: object, old: MemoryPath, new: MemoryPath) -> tuple[Future[Any], ...]:
+        """For a source that looks like a directory: its listing and whether `new` is a file, sent now."""
+        if new.is_root or not self.placement.looks_like_dir(raw_old, old):
+            return ()
+        return submit(self.executor, self.placement.listing, old), submit(self.executor, self.placement.is_file, new)
+
+    def _placed(self, new: MemoryPath, running: Future[tuple[str, str]], *also: Future[Any]) -> CommandError | None:
+        """The destination check of a rename (its refusal, if any), made while `running` (and `also`) run."""
         try:
             if new.is_root:
                 return CommandError(fmt.destination_exists(new.display))
@@ -294,7 +302,7 @@ class Memory:
         except CommandError as err:
             return err
         finally:
-            wait([running])  # never leave the source read running past an error of ours
+            wait([running, *also])  # never leave the source read running past an error of ours
         return None
 
     @detached

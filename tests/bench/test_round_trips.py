@@ -30,7 +30,7 @@ EXPECTED = {
     "insert": 2,
     "rename a file": 3,
     "delete a file": 2,
-    "rename a directory of 10 files": 8,
+    "rename a directory of 10 files": 6,  # probes together, record PUT, GET+PUT copies, delete, record DELETE
     "delete a directory of 10 files": 4,  # probe and list together, record PUT, DeleteObjects, record DELETE
 }
 
