@@ -288,8 +288,11 @@ class Memory:
                 yield path.rebase(old, new)
 
     def _dir_probes(self, raw_old: object, old: MemoryPath, new: MemoryPath) -> tuple[Future[Any], ...]:
-        """For a source that looks like a directory: its listing and whether `new` is a file, sent now."""
-        if new.is_root or not self.placement.looks_like_dir(raw_old, old):
+        """For a source known to be a directory (seen by this tool, or written with a trailing "/"):
+        its listing and whether `new` is a file, sent now. Not on the looser guess of `view`: a file
+        named without a dot would then pay two requests more than a rename's budget allows."""
+        known = self.placement.known_dir(old) or (isinstance(raw_old, str) and raw_old.endswith("/"))
+        if new.is_root or not known:
             return ()
         return submit(self.executor, self.placement.listing, old), submit(self.executor, self.placement.is_file, new)
 

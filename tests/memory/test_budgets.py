@@ -34,6 +34,7 @@ EXPECTED_S3 = {
     "rename a file": 5,
     "delete a file": 2,
     "create a file named without a dot": 2,
+    "rename a file named without a dot": 4,  # GET source, LIST (is the new name a directory?), PUT, DELETE
     "delete a file named without a dot": 3,  # HEAD and LIST together (it may be a directory), DELETE
     # list, HEAD destination, intent PUT, 2 x (GET + PUT), DeleteObjects, intent DELETE
     "rename a directory of 2 files": 11,
