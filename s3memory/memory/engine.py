@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Executor, Future, wait
+from concurrent.futures import Executor, wait
 from contextlib import contextmanager
 from typing import Any, ParamSpec, TypeVar
 
@@ -251,8 +251,8 @@ class Memory:
             # Read the source while checking the destination: one round trip for both (a source
             # that looks like a directory is listed meanwhile, and the destination probed as a file).
             reading = submit(self.executor, self.vault.read, old)
-            early = self._dir_probes(raw_old, old, new)
-            placed = self._placed(new, reading, *early)
+            early = self.placement.dir_probes(raw_old, old, new)
+            placed = self.placement.placed(new, reading, *early)
             try:
                 text, etag = reading.result()
                 listing: list[ObjectInfo] = []
@@ -286,27 +286,6 @@ class Memory:
             path = self.vault.path_of(obj.key)
             if path is not None and path.is_within(old):
                 yield path.rebase(old, new)
-
-    def _dir_probes(self, raw_old: object, old: MemoryPath, new: MemoryPath) -> tuple[Future[Any], ...]:
-        """For a source known to be a directory (seen by this tool, or written with a trailing "/"):
-        its listing and whether `new` is a file, sent now. Not on the looser guess of `view`: a file
-        named without a dot would then pay two requests more than a rename's budget allows."""
-        known = self.placement.known_dir(old) or (isinstance(raw_old, str) and raw_old.endswith("/"))
-        if new.is_root or not known:
-            return ()
-        return submit(self.executor, self.placement.listing, old), submit(self.executor, self.placement.is_file, new)
-
-    def _placed(self, new: MemoryPath, running: Future[tuple[str, str]], *also: Future[Any]) -> CommandError | None:
-        """The destination check of a rename (its refusal, if any), made while `running` (and `also`) run."""
-        try:
-            if new.is_root:
-                return CommandError(fmt.destination_exists(new.display))
-            self.placement.check(new, fmt.destination_exists(new.display))
-        except CommandError as err:
-            return err
-        finally:
-            wait([running, *also])  # never leave the source read running past an error of ours
-        return None
 
     @detached
     def clear_all(self) -> str:

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable
-from concurrent.futures import Executor
+from concurrent.futures import Executor, Future, wait
+from typing import Any
 
 from s3memory.core import messages as fmt
 from s3memory.core.paths import MemoryPath
 from s3memory.errors import CommandError
-from s3memory.storage.concurrency import run_all
+from s3memory.storage.concurrency import run_all, submit
 from s3memory.storage.store import ObjectInfo
 from s3memory.storage.vault import Vault
 
@@ -91,3 +92,25 @@ class Placement:
         self.remember([path.parent])
         if path_is_dir:
             raise CommandError(exists_message)
+
+    # -- a rename's checks, made while its source is read --
+    def dir_probes(self, raw_old: object, old: MemoryPath, new: MemoryPath) -> tuple[Future[Any], ...]:
+        """For a source known to be a directory (seen by this tool, or written with a trailing "/"):
+        its listing and whether `new` is a file, sent now. Not on the looser guess of `view`: a file
+        named without a dot would then pay two requests more than a rename's budget allows."""
+        known = self.known_dir(old) or (isinstance(raw_old, str) and raw_old.endswith("/"))
+        if new.is_root or not known:
+            return ()
+        return submit(self.executor, self.listing, old), submit(self.executor, self.is_file, new)
+
+    def placed(self, new: MemoryPath, running: Future[Any], *also: Future[Any]) -> CommandError | None:
+        """The destination check of a rename (its refusal, if any), made while `running` (and `also`) run."""
+        try:
+            if new.is_root:
+                return CommandError(fmt.destination_exists(new.display))
+            self.check(new, fmt.destination_exists(new.display))
+        except CommandError as err:
+            return err
+        finally:
+            wait([running, *also])  # never leave the source read running past an error of ours
+        return None
