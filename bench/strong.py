@@ -29,9 +29,9 @@ from botocore.exceptions import ClientError
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from bench.competent import CompetentMemory
-from bench.naive import MAX_VIEW_CHARS, NaiveError, _run
-from s3memory.core import edit, paths
+from bench.naive import MAX_VIEW_CHARS, NaiveError
 from s3memory.core import messages as fmt
+from s3memory.core import paths
 from s3memory.core.paths import MemoryPath
 
 
@@ -70,23 +70,6 @@ class StrongMemory(CompetentMemory):
         if not self._put(path, text, if_none_match=True):
             raise NaiveError(fmt.already_exists(path.display))
         return fmt.created(path.display)
-
-    def str_replace(self, raw: str, old: str, new: str) -> str:
-        path = self._parse(raw)
-        text = None if path.is_root else self._read(path)
-        if text is None:
-            raise NaiveError(fmt.does_not_exist_long(path.display))
-        result = _run(lambda: edit.replace_unique(text, old, new, path.display))
-        self._put(path, result.text, if_match=self._etags.get(self._key(path)))
-        return fmt.edited_snippet(result.snippet, result.snippet_first)
-
-    def insert(self, raw: str, line: object, new: str) -> str:
-        path = self._parse(raw)
-        text = None if path.is_root else self._read(path)
-        if text is None:
-            raise NaiveError(fmt.does_not_exist(path.display))
-        self._put(path, _run(lambda: edit.insert_text(text, line, new)), if_match=self._etags.get(self._key(path)))
-        return fmt.inserted(path.display)
 
     def delete(self, raw: str) -> str:
         path = self._parse(raw)
@@ -170,15 +153,11 @@ class StrongMemory(CompetentMemory):
         self._etags[kwargs["Key"]] = resp["ETag"]
         return True
 
-    def _read(self, path: MemoryPath) -> str | None:
-        try:
-            obj = self.s3.get_object(Bucket=self.bucket, Key=self._key(path))
-        except ClientError as err:
-            if err.response.get("Error", {}).get("Code") in ("NoSuchKey", "404", "NotFound"):
-                return None
-            raise
-        self._etags[self._key(path)] = obj["ETag"]
-        meta = obj["Metadata"]
-        key = self._unwrap(base64.b64decode(meta["wk"]))
-        plain = AESGCM(key).decrypt(base64.b64decode(meta["n"]), obj["Body"].read(), self._aad(path))
-        return plain.decode("utf-8")
+    def _write_edit(self, path: MemoryPath, text: str) -> None:
+        self._put(path, text, if_match=self._etags.get(self._key(path)))
+
+    def _fetch(self, path: MemoryPath) -> Any:
+        obj = super()._fetch(path)
+        if obj is not None:
+            self._etags[self._key(path)] = obj["ETag"]
+        return obj
