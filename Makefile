@@ -65,6 +65,7 @@ test-dist: dist
 
 bench: $(VENV)/.dev-installed
 	$(BIN)/python bench/run.py
+	$(BIN)/python bench/versus.py --reps 5 --write
 
 clean:
 	rm -rf $(VENV) .venv-checkov .venv-ministack .mypy_cache .ruff_cache .pytest_cache tests/terraform/sim/node_modules

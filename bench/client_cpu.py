@@ -229,11 +229,12 @@ def table(runs: dict[str, list[dict[str, float]]], variants: list[str]) -> str:
     return "\n".join(lines)
 
 
-def write_results(text: str) -> None:
+def write_results(text: str, start: str = START, end: str = END) -> None:
+    """Put `text` between the markers `start` and `end` of bench/RESULTS.md (appended if absent)."""
     old = RESULTS.read_text(encoding="utf-8")
-    block = f"{START}\n{text}\n{END}"
-    if START in old:
-        new = old[: old.index(START)] + block + old[old.index(END) + len(END) :]
+    block = f"{start}\n{text}\n{end}"
+    if start in old:
+        new = old[: old.index(start)] + block + old[old.index(end) + len(end) :]
     else:
         new = old.rstrip("\n") + "\n\n" + block + "\n"
     RESULTS.write_text(new, encoding="utf-8")

@@ -102,15 +102,21 @@ class CompetentMemory(NaiveMemory):
             self._unwrapped[wrapped] = resp["Plaintext"]
         return self._unwrapped[wrapped]
 
-    def _read(self, path: MemoryPath) -> str | None:
+    def _fetch(self, path: MemoryPath) -> Any:
+        """GetObject's response for `path`, or None when there is no such object."""
         from botocore.exceptions import ClientError
 
         try:
-            obj = self.s3.get_object(Bucket=self.bucket, Key=self._key(path))
+            return self.s3.get_object(Bucket=self.bucket, Key=self._key(path))
         except ClientError as err:
             if err.response.get("Error", {}).get("Code") in ("NoSuchKey", "404", "NotFound"):
                 return None
             raise
+
+    def _read(self, path: MemoryPath) -> str | None:
+        obj = self._fetch(path)
+        if obj is None:
+            return None
         meta = obj["Metadata"]
         key = self._unwrap(base64.b64decode(meta["wk"]))
         plain = AESGCM(key).decrypt(base64.b64decode(meta["n"]), obj["Body"].read(), self._aad(path))

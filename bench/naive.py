@@ -101,7 +101,7 @@ class NaiveMemory:
         if text is None:
             raise NaiveError(fmt.does_not_exist_long(path.display))
         result = _run(lambda: edit.replace_unique(text, old, new, path.display))
-        self._write(path, result.text)
+        self._write_edit(path, result.text)
         return fmt.edited_snippet(result.snippet, result.snippet_first)
 
     def insert(self, raw: str, line: object, new: str) -> str:
@@ -109,7 +109,7 @@ class NaiveMemory:
         text = None if path.is_root else self._read(path)
         if text is None:
             raise NaiveError(fmt.does_not_exist(path.display))
-        self._write(path, _run(lambda: edit.insert_text(text, line, new)))
+        self._write_edit(path, _run(lambda: edit.insert_text(text, line, new)))
         return fmt.inserted(path.display)
 
     def delete(self, raw: str) -> str:
@@ -174,6 +174,10 @@ class NaiveMemory:
 
     def _context(self) -> dict[str, str]:
         return {"s3memory:agent": self.agent_id}
+
+    def _write_edit(self, path: MemoryPath, text: str) -> None:
+        """The write of a str_replace or insert (the file was just read)."""
+        self._write(path, text)
 
     def _write(self, path: MemoryPath, text: str) -> None:
         resp = self.kms.generate_data_key(KeyId=self.kms_key_id, KeySpec="AES_256", EncryptionContext=self._context())

@@ -122,6 +122,11 @@ def measure(names: str = "plain") -> list[Row]:
         run("insert", 2, {"command": "insert", "path": "/memories/a.md", "insert_line": 1, "insert_text": "new"})
         run("rename a file", 5, {"command": "rename", "old_path": "/memories/a.md", "new_path": "/memories/notes/a.md"})
         run("delete a file", 3, {"command": "delete", "path": "/memories/notes/a.md"})
+        run("create a file named without a dot", 3, {"command": "create", "path": "/memories/todo", "file_text": "x"})
+        run("rename a file named without a dot", 5, {"command": "rename", "old_path": "/memories/todo",
+                                                      "new_path": "/memories/done"})  # fmt: skip
+        # Named like a directory, so listed while it is probed as a file (one round trip, one LIST more).
+        run("delete a file named without a dot", 3, {"command": "delete", "path": "/memories/done"})
         # GET + LIST source with HEAD + LIST destination; record PUT with a GET per source; a PUT per
         # copy; DeleteObjects; the record's DELETE (after the answer: counted, not waited for).
         run("rename a directory of 2 files", None,

@@ -73,21 +73,34 @@ def make_tool(s3: Any, kms: Any, key_id: str, agent_id: str) -> S3MemoryTool:
 # --- 1. session trace ------------------------------------------------------------------
 
 
-def _replay(meter: Meter, steps: list[trace.Step], call: Callable[[dict[str, Any]], str]) -> dict[str, Any]:
+def _replay(
+    meter: Meter,
+    steps: list[trace.Step],
+    call: Callable[[dict[str, Any]], str],
+    settle: Callable[[], None] = lambda: None,
+) -> dict[str, Any]:
+    """Replay `steps`, one phase per command. `settle`: wait for what a command sends after its
+    answer (s3memory's release of an intent record): counted in the command's row, its time not in
+    the command's nor the session's (between an agent's commands the model thinks)."""
     rows: list[dict[str, Any]] = []
     start = time.perf_counter()
+    settling = 0.0
     for i, step in enumerate(steps):
         with Phase(meter) as phase:
             try:
                 out, failed = call(step.command), False
             except (ToolError, NaiveError) as exc:
                 out, failed = str(getattr(exc, "message", None) or exc), True
+            phase.answer()
+            before = time.perf_counter()
+            settle()
+            settling += time.perf_counter() - before
         rows.append({
             "kind": step.kind, "first": i == 0, "seconds": phase.seconds, "cpu_seconds": phase.cpu_seconds,
             "s3": phase.count("s3"), "kms": phase.count("kms"), "ops": dict(phase.calls),
             "failed": failed, "expected_failure": step.fails, "output": out,
         })  # fmt: skip
-    total = time.perf_counter() - start
+    total = time.perf_counter() - start - settling
     return {
         "seconds": total,
         "commands": len(rows),
@@ -135,7 +148,7 @@ def session(n_commands: int, n_seed_files: int = 40) -> dict[str, Any]:
             for step in seed_steps:
                 seeder.call(step.command)
         with make_tool(s3, kms, key_id, "trace-s3memory") as tool:
-            results["s3memory"] = _replay(meter, steps, tool.call)
+            results["s3memory"] = _replay(meter, steps, tool.call, tool.memory.settle)
         naive = NaiveMemory(s3, kms, BUCKET, key_id, "trace-naive", prefix=PREFIX)
         for step in seed_steps:
             naive.call(step.command)
@@ -189,9 +202,11 @@ def _count_files(s3: Any, root: str) -> int:
     return _count_keys(s3, root) - _count_keys(s3, root + ".s3memory/keys/")
 
 
-def _measure(meter: Meter, fn: Callable[[], object]) -> dict[str, Any]:
+def _measure(meter: Meter, fn: Callable[[], object], settle: Callable[[], None] = lambda: None) -> dict[str, Any]:
     with Phase(meter) as phase:
         fn()
+        phase.answer()
+        settle()  # counted, not timed (see `_replay`)
     return {"seconds": phase.seconds, "cpu_seconds": phase.cpu_seconds, "s3": phase.count("s3"),
             "kms": phase.count("kms"), "ops": dict(phase.calls)}  # fmt: skip
 
@@ -207,11 +222,11 @@ def bulk(n_files: int, *, with_copy: bool = True) -> dict[str, Any]:
                 seeder.memory.vault.write(path, _bulk_text(i))
         with make_tool(s3, kms, key_id, agent) as tool:
             cmd = {"command": "rename", "old_path": "/memories/archive", "new_path": "/memories/archive-2024"}
-            results["s3memory_rename"] = _measure(meter, lambda: tool.call(cmd))
+            results["s3memory_rename"] = _measure(meter, lambda: tool.call(cmd), tool.memory.settle)
             moved = _count_keys(s3, f"{PREFIX}{agent}/archive-2024/"), _count_keys(s3, f"{PREFIX}{agent}/archive/")
             results["s3memory_rename"]["verified"] = moved == (n_files, 0)
             cmd = {"command": "delete", "path": "/memories/archive-2024"}
-            results["s3memory_delete"] = _measure(meter, lambda: tool.call(cmd))
+            results["s3memory_delete"] = _measure(meter, lambda: tool.call(cmd), tool.memory.settle)
             results["s3memory_delete"]["verified"] = _count_files(s3, f"{PREFIX}{agent}/") == 0
 
         competent = CompetentMemory(s3, kms, BUCKET, key_id, "bulk-competent", prefix=PREFIX)

@@ -35,6 +35,9 @@ EXPECTED_S3 = {
     "insert": 2,
     "rename a file": 5,
     "delete a file": 2,
+    "create a file named without a dot": 2,
+    "rename a file named without a dot": 4,  # GET source, LIST (is the new name a directory?), PUT, DELETE
+    "delete a file named without a dot": 3,  # HEAD and LIST together (it may be a directory), DELETE
     # GET source (a file?) ‖ LIST source ‖ HEAD destination (a file?) ‖ LIST destination (a directory?);
     # intent PUT ‖ 2 GET (the sources); 2 PUT (the copies); DeleteObjects; intent DELETE (after the answer)
     "rename a directory of 2 files": 11,

@@ -341,8 +341,13 @@ S3Request = tuple[str, str, tuple[tuple[str, str], ...]]
 
 def _s3_requests(run: Run) -> list[S3Request]:
     """(IAM action, resource ARN, condition context) of every S3 request of the run, deduplicated."""
+    return s3_requests(run.calls)
+
+
+def s3_requests(calls: list[Call]) -> list[S3Request]:
+    """(IAM action, resource ARN, condition context) of every S3 request of `calls`, deduplicated."""
     requests: set[S3Request] = set()
-    for call in run.calls:
+    for call in calls:
         if call.service != "s3":
             continue
         bucket_arn = f"arn:aws:s3:::{call.params['Bucket']}"

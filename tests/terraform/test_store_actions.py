@@ -30,7 +30,7 @@ from tests.terraform.deploy import (
     policy,
 )
 from tests.terraform.simulator import Simulator
-from tests.terraform.test_agent_actions import REGION, Call, Recorder, _actions, _keys_of
+from tests.terraform.test_agent_actions import REGION, Call, Recorder, _keys_of, s3_requests
 
 pytestmark = pytest.mark.moto_only  # in-process moto, recorded
 CURATOR, SUPPORT, OUTSIDER = "curator-1", "support-7", "billing-3"
@@ -93,28 +93,12 @@ def recorded() -> Iterator[tuple[list[Call], list[Call]]]:
         yield writes, _store_calls(recorder.calls)
 
 
-def _requests(calls: list[Call]) -> list[tuple[str, str, tuple[tuple[str, str], ...]]]:
-    requests = set()
-    for call in calls:
-        if call.service != "s3":
-            continue
-        bucket_arn = f"arn:aws:s3:::{call.params['Bucket']}"
-        for action in _actions(call):
-            if call.operation == "ListObjectsV2":
-                requests.add((action, bucket_arn, (("s3:prefix", call.params["Prefix"]),)))
-            else:
-                conditional = "IfNoneMatch" in call.params and action == "s3:PutObject"
-                headers = (("s3:if-none-match", call.params["IfNoneMatch"]),) if conditional else ()
-                requests.update((action, f"{bucket_arn}/{key}", headers) for key in _keys_of(call))
-    return sorted(requests)
-
-
 def _decide(simulator: Simulator | str, calls: list[Call], agent: str) -> dict[str, str]:
     if isinstance(simulator, str):
         pytest.fail(simulator, pytrace=False)
     identity = [policy("agent-access"), policy("store-read"), policy("store-write")]
     decisions = {}
-    for action, resource, context in _requests(calls):
+    for action, resource, context in s3_requests(calls):
         in_memory_bucket = resource == BUCKET_ARN or resource.startswith(BUCKET_ARN + "/")
         decision = simulator.evaluate(
             principal=f"arn:aws:sts::{ACCOUNT}:assumed-role/{AGENT_ROLE_NAME}/s3memory-{agent}",

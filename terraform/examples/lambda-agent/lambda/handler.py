@@ -47,8 +47,8 @@ import anthropic
 import boto3
 
 from s3memory import KmsKeys, S3MemoryTool
-from s3memory.core.mounts import parse_env
 from s3memory.core.limits import DEFAULT_MODEL
+from s3memory.core.mounts import parse_env
 from s3memory.core.paths import validate_agent_id
 from s3memory.storage.clients import botocore_config
 from s3memory.storage.sts import assume_agent_session
