@@ -39,6 +39,10 @@ EXPECTED = {
     # (HEADing the destination meanwhile); the delete guesses from the name (no ".") and lists at once.
     f"rename a directory of {DIR_FILES} files, not seen": 5,
     f"delete a directory of {DIR_FILES} files, not seen": 3,
+    # A new tool's first command: its root listing (interrupted changes?) goes with the first wave;
+    # sealing the record needs the agent's branch key, unwrapped once (KMS: 0.3 of a round trip).
+    f"rename a directory of {DIR_FILES} files, a new tool's first command": 5.3,
+    f"delete a directory of {DIR_FILES} files, a new tool's first command": 3.3,
 }
 
 
