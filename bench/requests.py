@@ -120,6 +120,19 @@ def measure(names: str = "plain") -> list[Row]:
         run("str_replace", 2, {"command": "str_replace", "path": "/memories/a.md", "old_str": "line 3\n",
                                "new_str": "LINE THREE\n"})  # fmt: skip
         run("insert", 2, {"command": "insert", "path": "/memories/a.md", "insert_line": 1, "insert_text": "new"})
+        # The rows above edit a file this tool wrote: it holds that version (memory.recent) and PUTs
+        # If-Match without a GET. A file another process wrote is read first.
+        other = tool_for("agent-1")
+        other.call({"command": "create", "path": "/memories/theirs.md", "file_text": text})
+        other.call({"command": "create", "path": "/memories/theirs-2.md", "file_text": text})
+        counter.take()
+        run("str_replace of a file this tool has not read", 2, {"command": "str_replace", "path": "/memories/theirs.md",
+                                                                 "old_str": "line 3\n", "new_str": "3\n"})  # fmt: skip
+        run(
+            "insert into a file this tool has not read",
+            2,
+            {"command": "insert", "path": "/memories/theirs-2.md", "insert_line": 1, "insert_text": "new"},
+        )
         run("rename a file", 5, {"command": "rename", "old_path": "/memories/a.md", "new_path": "/memories/notes/a.md"})
         run("delete a file", 3, {"command": "delete", "path": "/memories/notes/a.md"})
         run("create a file named without a dot", 3, {"command": "create", "path": "/memories/todo", "file_text": "x"})

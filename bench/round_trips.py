@@ -74,6 +74,20 @@ def measure(delay: float = 0.05) -> list[Row]:
         run("str_replace", {"command": "str_replace", "path": "/memories/notes/seed.md", "old_str": "beta",
                             "new_str": "gamma"})  # fmt: skip
         run("insert", {"command": "insert", "path": "/memories/notes/seed.md", "insert_line": 0, "insert_text": "x"})
+        # An edit of a file this tool has not read (another process wrote it), and of one it read
+        # before another process changed it (its remembered version is refused, then read).
+        other = make_tool(s3, kms, key_id, "round-trips")
+        other.call({"command": "create", "path": "/memories/notes/theirs.md", "file_text": "one\n"})
+        run(
+            "str_replace, a file this tool has not read",
+            {"command": "str_replace", "path": "/memories/notes/theirs.md", "old_str": "one", "new_str": "two"},
+        )
+        other.call({"command": "str_replace", "path": "/memories/notes/seed.md", "old_str": "gamma", "new_str": "g"})
+        run(
+            "str_replace, changed by another process since",
+            {"command": "str_replace", "path": "/memories/notes/seed.md", "old_str": "alpha", "new_str": "a"},
+        )
+        other.close()
         run("rename a file", {"command": "rename", "old_path": "/memories/notes/old.md",
                               "new_path": "/memories/notes/new.md"})  # fmt: skip
         run("delete a file", {"command": "delete", "path": "/memories/notes/gone.md"})

@@ -44,6 +44,7 @@ from .looking import Looker
 from .moves import move_file
 from .placement import Placement
 from .policy import WritePolicy
+from .recent import Recent
 from .recovery import Recoverer
 
 log = logging.getLogger("s3memory")
@@ -111,7 +112,8 @@ class Memory:
         self.placement = Placement(vault, executor)
         self.recovery = Recoverer(vault, self.changes, self.policy.counted, read_only=read_only)
         self.changes.claims.unreleased = self.recovery.due  # a record left behind: the next command releases it
-        self.looker = Looker(vault, self.lister, self.placement, self.recovery)
+        self.recent = Recent()  # files just read or written: an edit of one skips its GET
+        self.looker = Looker(vault, self.lister, self.placement, self.recovery, self.recent)
 
     # -- plumbing --
     @contextmanager
@@ -173,7 +175,8 @@ class Memory:
         with self._failures(path.display):
             self._begin(path)
             self.placement.check(path, fmt.already_exists(path.display))
-            writes.create(self.vault, path, self.policy.content(path, text, 0, True))
+            stored = self.policy.content(path, text, 0, True)
+            self.recent.note(path, stored, writes.create(self.vault, path, stored))
         self.policy.created()
         self.placement.remember(path.ancestors())
         return fmt.created(path.display)
@@ -184,7 +187,7 @@ class Memory:
             self._begin(path)
             if path.is_root:
                 raise CommandError(missing)
-            return writes.update(self.vault, self.policy, path, missing, change)
+            return writes.update(self.vault, self.policy, path, missing, change, self.recent)
 
     @detached
     def str_replace(self, raw_path: object, old_str: object, new_str: object) -> str:
@@ -219,6 +222,7 @@ class Memory:
                 lambda: self.placement.probe_delete(raw_path, path), path, subtree=True
             )
             if found is not None:
+                self.recent.forget(path)
                 writes.delete(self.vault, path, found.etag)
                 self.policy.deleted()
                 return fmt.deleted(path.display)
@@ -226,6 +230,7 @@ class Memory:
             if not listing:
                 raise CommandError(fmt.does_not_exist(path.display))
         self.placement.forget(path)
+        self.recent.forget_below(path)
         self.policy.deleted(len(listing))
         with self._failures(path.display, partial=True):
             self.changes.delete_dir(path, listing)
@@ -263,11 +268,14 @@ class Memory:
             if listing and new_file[0].result():
                 raise CommandError(fmt.destination_exists(new.display))
             if not listing:  # the moved text follows the guard as an edit would (it may predate the guard)
-                move_file(self.vault, old, new, self.policy.guard.scan(text, new.display), etag)
+                self.recent.forget(old)
+                moved = self.policy.guard.scan(text, new.display)
+                self.recent.note(new, moved, move_file(self.vault, old, new, moved, etag))
                 self.placement.remember(new.ancestors())
                 return fmt.renamed(old.display, new.display)
             self.policy.paths(self._renamed(old, new, listing))  # every key the rename creates
         self.placement.forget(old)
+        self.recent.forget_below(old)
         with self._failures(old.display, partial=True):
             self.changes.rename_dir(old, new, listing)
         self.placement.remember([new, *new.ancestors()])

@@ -12,22 +12,24 @@ from __future__ import annotations
 from s3memory.core import messages as fmt
 from s3memory.core.paths import MemoryPath
 from s3memory.core.tree import Entry
-from s3memory.errors import CommandError, NotFound
+from s3memory.errors import CommandError, NotFound, S3MemoryError
 from s3memory.storage.listing import Lister
 from s3memory.storage.vault import Vault
 
 from .placement import Placement
+from .recent import Recent
 from .recovery import Recoverer, scan_root
 
 ROOT = MemoryPath()
 
 
 class Looker:
-    def __init__(self, vault: Vault, lister: Lister, placement: Placement, recovery: Recoverer) -> None:
+    def __init__(self, vault: Vault, lister: Lister, placement: Placement, recovery: Recoverer, recent: Recent) -> None:
         self.vault = vault
         self.lister = lister
         self.placement = placement
         self.recovery = recovery
+        self.recent = recent
 
     def look(self, path: MemoryPath, raw_path: object) -> str | list[Entry]:
         if path.is_root:
@@ -38,7 +40,7 @@ class Looker:
                 return self._seen(path, entries)
             return self._read(path)
         try:
-            return self.vault.read(path)[0]
+            return self._text(path)
         except NotFound:
             entries = self.lister.entries(self.vault.dir_prefix(path), path)
             if entries is None:
@@ -47,9 +49,18 @@ class Looker:
 
     def _read(self, path: MemoryPath) -> str:
         try:
-            return self.vault.read(path)[0]
+            return self._text(path)
         except NotFound:
             raise CommandError(fmt.does_not_exist_view(path.display)) from None
+
+    def _text(self, path: MemoryPath) -> str:
+        try:
+            text, etag = self.vault.read(path)
+        except S3MemoryError:  # gone, or failing authentication: not the version this tool holds
+            self.recent.forget(path)
+            raise
+        self.recent.note(path, text, etag)
+        return text
 
     def _root_entries(self) -> list[Entry]:
         if self.recovery.done:

@@ -28,13 +28,14 @@ from .outcomes import ReadBack, Verdict
 log = logging.getLogger("s3memory")
 
 
-def move_file(vault: Vault, old: MemoryPath, new: MemoryPath, text: str, etag: str) -> None:
-    """Move the file at `old` (read as `text` with `etag`) to `new`, which must not exist."""
+def move_file(vault: Vault, old: MemoryPath, new: MemoryPath, text: str, etag: str) -> str:
+    """Move the file at `old` (read as `text` with `etag`) to `new`, which must not exist; the new copy's ETag."""
     new_etag = _copy(vault, old, new, text)
     try:
         _delete_moved(vault, old, etag)
     except StorageError as err:
         _settle_failed_move(vault, old, new, etag, new_etag, err)
+    return new_etag
 
 
 def _copy(vault: Vault, old: MemoryPath, new: MemoryPath, text: str) -> str:

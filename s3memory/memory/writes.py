@@ -39,6 +39,7 @@ from s3memory.storage.vault import Vault
 from . import observe, outcomes
 from .outcomes import Verdict
 from .policy import WritePolicy
+from .recent import Recent
 
 log = logging.getLogger("s3memory")
 T = TypeVar("T")
@@ -82,8 +83,9 @@ class Backoff:
 Change = Callable[[str], tuple[str, Callable[[str], T]]]
 
 
-def create(vault: Vault, path: MemoryPath, text: str) -> None:
+def create(vault: Vault, path: MemoryPath, text: str) -> str:
     """Write a new file at `path`; the contract's "already exists" error if any file is there.
+    Returns the new ETag ("" when only a read-back told that our write landed).
 
     A create refused after a retry (or after an earlier ambiguous attempt) may have met its own
     object: one HEAD tells, by the write id."""
@@ -92,21 +94,19 @@ def create(vault: Vault, path: MemoryPath, text: str) -> None:
     backoff = Backoff()
     for _ in range(EDIT_ATTEMPTS):
         try:
-            vault.write(path, text, if_none_match=True, write_id=write_id)
-            return
+            return vault.write(path, text, if_none_match=True, write_id=write_id)
         except PreconditionFailed as err:
             if (uncertain or outcomes.ambiguous(err)) and _is_own(vault, path, write_id):
-                return
+                return ""
             raise CommandError(fmt.already_exists(path.display)) from None
         except ConditionalConflict as err:
             uncertain = uncertain or outcomes.ambiguous(err)
             if not backoff():  # a concurrent create is in flight; ask again, one of us gets 412
                 break
         except StorageUnavailable as err:
-            outcomes.settle_put(vault, path, write_id, None, err, [path])
-            return
+            return outcomes.settle_put(vault, path, write_id, None, err, [path])
     if uncertain and _is_own(vault, path, write_id):
-        return
+        return ""
     raise CommandError(fmt.already_exists(path.display))
 
 
@@ -119,45 +119,86 @@ def _is_own(vault: Vault, path: MemoryPath, write_id: str, before: str | None = 
     return seen.verdict is Verdict.LANDED
 
 
-def update(vault: Vault, policy: WritePolicy, path: MemoryPath, missing: str, change: Change[T]) -> T:
-    """Apply `change` to the file at `path` (`missing`: the error if there is none); returns its description."""
+def update(
+    vault: Vault, policy: WritePolicy, path: MemoryPath, missing: str, change: Change[T], recent: Recent | None = None
+) -> T:
+    """Apply `change` to the file at `path` (`missing`: the error if there is none); returns its description.
+
+    With `recent` holding the file, the first attempt skips the GET (see `recent`): a refusal of
+    its write, or a change that fails on the remembered text, reads the file at once, with no wait."""
     refused: tuple[str, T, bool] | None = None  # (write id, result, ambiguous) of our last write refused
+    # A remembered version is written to only when that writes nothing else first (no new branch
+    # key): an edit refused after all must leave the bucket as it was.
+    known = None if recent is None else recent.get(path)
+    if known is not None and not vault.keystore.sealing_is_quiet():
+        known = None
     backoff = Backoff()
+    stale = False  # the last attempt worked on a remembered version that may be gone
+    refusal: tuple[str, CommandError] | None = None  # the remembered version's ETag, and what it was refused with
     for attempt in range(EDIT_ATTEMPTS):
-        if attempt and not backoff():
+        if attempt and not stale and not backoff():
             break
+        if stale and recent is not None:
+            recent.forget(path)
+        stale, remembered = False, known is not None
+        if known is not None:
+            (text, etag), known = known, None
+        else:
+            try:
+                if refused is None:
+                    text, etag = vault.read(path)
+                    if refusal is not None and etag == refusal[0]:
+                        _note(recent, path, text, etag)
+                        raise refusal[1]  # still the version the change failed on: the same answer
+                else:
+                    text, etag, last = vault.read_tracked(path)
+                    if last == refused[0]:
+                        # That write landed and only its answer was lost: botocore retried it and the
+                        # retry met our own object (412). Applying the change again would insert twice.
+                        _note(recent, path, text, etag)
+                        return refused[1]
+            except NotFound:
+                raise CommandError(missing) from None
+            except StorageUnavailable as err:
+                if refused is not None and refused[2]:  # our last write may have landed
+                    raise outcomes.unknown(err, [path]) from None
+                raise
         try:
-            if refused is None:
-                text, etag = vault.read(path)
-            else:
-                text, etag, last = vault.read_tracked(path)
-                if last == refused[0]:
-                    # That write landed and only its answer was lost: botocore retried it and the
-                    # retry met our own object (412). Applying the change again would insert twice.
-                    return refused[1]
-        except NotFound:
-            raise CommandError(missing) from None
-        except StorageUnavailable as err:
-            if refused is not None and refused[2]:  # our last write may have landed
-                raise outcomes.unknown(err, [path]) from None
-            raise
-        new_text, describe = change(text)
-        new_text = policy.content(path, new_text, len(text.encode("utf-8")), False)
+            new_text, describe = change(text)
+            new_text = policy.content(path, new_text, len(text.encode("utf-8")), False)
+        except CommandError as err:
+            if not remembered:
+                raise
+            stale, refusal = True, (etag, err)  # answer from what S3 holds, not from what this tool remembers
+            continue
         write_id = new_write_id()
         try:
-            vault.write(path, new_text, if_match=etag, write_id=write_id)
-            return describe(new_text)
+            new_etag = vault.write(path, new_text, if_match=etag, write_id=write_id)
         except (PreconditionFailed, ConditionalConflict) as err:
-            log.info("s3memory: concurrent write detected; re-reading")
+            stale = remembered and isinstance(err, PreconditionFailed)
+            if not stale:
+                log.info("s3memory: concurrent write detected; re-reading")
             refused = (write_id, describe(new_text), outcomes.ambiguous(err))
+            continue
         except NotFound:
-            raise CommandError(missing) from None
+            if not remembered:
+                raise CommandError(missing) from None
+            stale = True
+            continue
         except StorageUnavailable as err:
-            outcomes.settle_put(vault, path, write_id, etag, err, [path])
-            return describe(new_text)
+            new_etag = outcomes.settle_put(vault, path, write_id, etag, err, [path])
+        _note(recent, path, new_text, new_etag)
+        return describe(new_text)
+    if recent is not None:
+        recent.forget(path)
     if refused is not None and refused[2] and _is_own(vault, path, refused[0]):
         return refused[1]
     raise CommandError(operational.busy(path.display))
+
+
+def _note(recent: Recent | None, path: MemoryPath, text: str, etag: str) -> None:
+    if recent is not None:
+        recent.note(path, text, etag)
 
 
 def delete(vault: Vault, path: MemoryPath, etag: str) -> None:

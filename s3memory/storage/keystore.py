@@ -28,6 +28,7 @@ from s3memory.errors import (
     KeyUnavailable,
     NotFound,
     PreconditionFailed,
+    S3MemoryError,
     StorageError,
 )
 
@@ -203,6 +204,16 @@ class Keystore(NameModeRecords, KeyUnwrapping, Rotations):
                         "s3memory: scheduled branch key rotation failed (%s); keeping the current key", err.code
                     )
             return self._key(record)
+
+    def sealing_is_quiet(self) -> bool:
+        """Whether `active()` would now return a key without writing one (the agent has a usable
+        key, not due for rotation). Costs what `active()` costs: the same cached listing."""
+        try:
+            ring = self.ring(max_age=WRITE_FENCE_SECONDS)
+            record = self._usable(ring)
+        except S3MemoryError:
+            return False  # `active()` says why, when a write asks for the key
+        return record is not None and not self._due(record) and record.generation > ring.retired
 
     def _usable(self, ring: Ring) -> BranchRecord | None:
         """The active record (None: the agent has no key yet), if this tool's key source made it."""

@@ -27,8 +27,10 @@ EXPECTED = {
     "create in an existing dir": 2,  # LIST parent ‖ LIST path; PUT
     "create in a new dir (depth 2)": 2,  # LIST path ‖ HEAD ancestor; PUT
     "create in a new dir (depth 3)": 2,  # LIST path ‖ HEAD 2 ancestors; PUT
-    "str_replace": 2,  # GET; PUT
-    "insert": 2,  # GET; PUT
+    "str_replace": 1,  # PUT If-Match the version this tool wrote (memory.recent)
+    "insert": 1,  # PUT
+    "str_replace, a file this tool has not read": 2,  # GET; PUT
+    "str_replace, changed by another process since": 3,  # PUT (412); GET; PUT
     "rename a file": 3,  # GET ‖ LIST parent ‖ LIST path; PUT; DELETE
     "delete a file": 2,  # HEAD; DELETE
     # GET ‖ LIST source ‖ HEAD + LIST destination; record PUT ‖ GET sources; PUT copies; DeleteObjects

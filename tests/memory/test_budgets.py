@@ -31,8 +31,10 @@ EXPECTED_S3 = {
     "view /memories": 1,
     "view a subdirectory": 1,  # a name without "." is listed first (a file of that name: 2)
     "view a missing path (error)": 2,
-    "str_replace": 2,
-    "insert": 2,
+    "str_replace": 1,  # a file this tool wrote: PUT If-Match the version it holds (memory.recent)
+    "insert": 1,
+    "str_replace of a file this tool has not read": 2,  # GET; PUT
+    "insert into a file this tool has not read": 2,
     "rename a file": 5,
     "delete a file": 2,
     "create a file named without a dot": 2,

@@ -74,8 +74,9 @@ def test_kms_requests_are_counted(
 
 
 def test_a_conflict_retry_is_counted(make_tool: Callable[..., Any], s3: Any, caplog: pytest.LogCaptureFixture) -> None:
-    a, b = make_tool(), make_tool()
-    ok(a, command="create", path="/memories/f.md", file_text="one\n")
+    a, b = make_tool(), make_tool()  # neither holds f.md (memory.recent): both read it before writing
+    ok(make_tool(), command="create", path="/memories/f.md", file_text="one\n")
+    ok(a, command="view", path="/memories")  # each tool's first command also looks for interrupted changes
     ok(b, command="view", path="/memories")
     edited = []
 
@@ -101,6 +102,22 @@ def test_a_conflict_retry_is_counted(make_tool: Callable[..., Any], s3: Any, cap
     assert inserts[1] == {  # a's: GET, PUT (412), backoff, GET, PUT
         "command": "insert", "outcome": "ok", "s3_requests": 4, "kms_requests": 0, "retries": 1, "agent_id": "agent-42"
     }  # fmt: skip
+
+
+def test_a_held_version_another_writer_changed_is_read_again_without_a_retry(
+    make_tool: Callable[..., Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    a, b = make_tool(), make_tool()
+    ok(a, command="create", path="/memories/f.md", file_text="one\n")  # a holds this version
+    ok(b, command="insert", path="/memories/f.md", insert_line=1, insert_text="two")
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="s3memory"):
+        ok(a, command="insert", path="/memories/f.md", insert_line=0, insert_text="zero")
+    (record,) = records(caplog)
+    assert fields(record) == {  # a's: PUT of the held version (412), GET, PUT; no backoff, no retry counted
+        "command": "insert", "outcome": "ok", "s3_requests": 3, "kms_requests": 0, "retries": 0, "agent_id": "agent-42"
+    }  # fmt: skip
+    assert ok(a, command="view", path="/memories/f.md").endswith("     1\tzero\n     2\tone\n     3\ttwo")
 
 
 def test_paths_only_with_log_paths(make_tool: Callable[..., Any], caplog: pytest.LogCaptureFixture) -> None:
@@ -250,8 +267,9 @@ def test_metrics_count_requests_conflicts_and_errors(
     make_tool: Callable[..., Any], s3: Any, kms: Any, kms_key: str, otel: tuple[Any, Any]
 ) -> None:
     _, reader = otel
-    a, b = make_tool(), make_tool()
-    ok(a, command="create", path="/memories/f.md", file_text="one\n")
+    a, b = make_tool(), make_tool()  # neither holds f.md (memory.recent): both read it before writing
+    ok(make_tool(), command="create", path="/memories/f.md", file_text="one\n")
+    ok(a, command="view", path="/memories")  # each tool's first command also looks for interrupted changes
     ok(b, command="view", path="/memories")
     ok(make_tool("agent-kms", keys=KmsKeys(kms_key, kms_client=kms)), command="create", path="/memories/k.md",
        file_text="k")  # fmt: skip

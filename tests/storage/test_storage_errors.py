@@ -117,8 +117,18 @@ PARALLEL = {("/memories/d", "ListObjectsV2"): 2}
 CASE_IDS = [f"{c['command']}-{c.get('path', c.get('old_path'))}-{op}" for c, op in CASES]
 
 
+def reads_first(make_tool: Callable[..., Any], command: dict[str, Any], operation: str) -> None:
+    """An edit of a file its tool holds reads nothing (memory.recent); for its GET case, another
+    process edits the file first, so that the held version is refused and the file is read."""
+    if operation == "GetObject" and command["command"] in ("str_replace", "insert"):
+        ok(make_tool(), command="insert", path=command["path"], insert_line=0, insert_text="other")
+
+
 @pytest.mark.parametrize(("command", "operation"), CASES, ids=CASE_IDS)
-def test_slowdown_changes_nothing(ready: Any, s3: Any, command: dict[str, Any], operation: str) -> None:
+def test_slowdown_changes_nothing(
+    ready: Any, make_tool: Callable[..., Any], s3: Any, command: dict[str, Any], operation: str
+) -> None:
+    reads_first(make_tool, command, operation)
     before = bucket_state(s3)
     fail = Fail(s3, operation, slow_down(operation))
     message = err(ready, **command)
@@ -130,8 +140,9 @@ def test_slowdown_changes_nothing(ready: Any, s3: Any, command: dict[str, Any], 
     assert ok(ready, **command).startswith(("Here", "File created", "The memory file", "The file", "Successfully"))
 
 
-def test_access_denied_changes_nothing(ready: Any, s3: Any) -> None:
+def test_access_denied_changes_nothing(ready: Any, make_tool: Callable[..., Any], s3: Any) -> None:
     for command, operation in CASES:
+        reads_first(make_tool, command, operation)
         before = bucket_state(s3)
         fail = Fail(s3, operation, client_error("AccessDenied", 403, operation))
         message = err(ready, **command)
