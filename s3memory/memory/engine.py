@@ -39,6 +39,7 @@ from s3memory.storage.store import ObjectInfo
 from s3memory.storage.vault import Vault
 
 from . import explain, observe, writes
+from .creates import create_placed
 from .dir_changes import DirectoryChanges
 from .looking import Looker
 from .moves import move_file
@@ -174,9 +175,14 @@ class Memory:
             raise CommandError(fmt.already_exists(path.display))
         with self._failures(path.display):
             self._begin(path)
-            self.placement.check(path, fmt.already_exists(path.display))
-            stored = self.policy.content(path, text, 0, True)
-            self.recent.note(path, stored, writes.create(self.vault, path, stored))
+            if self.vault.keystore.sealing_is_quiet():  # the PUT goes with the checks (see `creates`)
+                stored = self.policy.content(path, text, 0, True)
+                etag = create_placed(self.vault, self.placement, self.executor, path, stored)
+            else:
+                self.placement.check(path, fmt.already_exists(path.display))
+                stored = self.policy.content(path, text, 0, True)
+                etag = writes.create(self.vault, path, stored)
+            self.recent.note(path, stored, etag)
         self.policy.created()
         self.placement.remember(path.ancestors())
         return fmt.created(path.display)

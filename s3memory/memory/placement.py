@@ -71,8 +71,9 @@ class Placement:
             return []
         return [submit(self.executor, self.listing, path)]
 
-    def is_dir(self, path: MemoryPath) -> bool:
-        return path.is_root or self.vault.store.exists_under(self.vault.dir_prefix(path))
+    def is_dir(self, path: MemoryPath, mine: str | None = None) -> bool:
+        """Whether some key lies below `path`; `mine`, a key just written there, does not count."""
+        return path.is_root or self.vault.store.exists_under(self.vault.dir_prefix(path), mine)
 
     def is_file(self, path: MemoryPath) -> bool:
         return self.vault.store.head(self.vault.key(path)) is not None
@@ -83,9 +84,10 @@ class Placement:
         trailing_slash = isinstance(raw_path, str) and raw_path.endswith("/")
         return trailing_slash or "." not in path.name or self.known_dir(path)
 
-    def check(self, path: MemoryPath, exists_message: str) -> None:
+    def check(self, path: MemoryPath, exists_message: str, mine: str | None = None) -> None:
         """Raise if `path` is an existing directory, or lies below a file while its parent is no
-        directory. Whether `path` is a file is left to the conditional PUT.
+        directory. Whether `path` is a file is left to the conditional PUT. `mine`: the key of
+        `path`, when its PUT is sent with these checks (the parent's listing may meet it).
 
         One round trip: when this tool has seen the parent, its LIST and the LIST of `path` go
         together (2 requests); otherwise the LIST of `path` goes with one HEAD per ancestor
@@ -98,7 +100,9 @@ class Placement:
                 raise CommandError(exists_message)
             return
         if self.known_dir(path.parent):
-            parent_is_dir, path_is_dir = run_all(self.executor, self.is_dir, [path.parent, path])
+            parent_is_dir, path_is_dir = run_all(
+                self.executor, functools.partial(self.is_dir, mine=mine), [path.parent, path]
+            )
             if parent_is_dir:
                 self.remember([path.parent])
                 if path_is_dir:
@@ -111,7 +115,7 @@ class Placement:
             if path_is_dir:  # so its parent is a directory too
                 self.remember([path.parent])
                 raise CommandError(exists_message)
-            if any(files) and self.is_dir(path.parent):
+            if any(files) and self.is_dir(path.parent, mine):
                 self.remember([path.parent])
                 return
         for ancestor, is_file in zip(ancestors, files, strict=True):

@@ -256,7 +256,8 @@ class ObjectStore:
     def list_all(self, prefix: str) -> list[ObjectInfo]:
         return [obj for page in self.iter_pages(prefix) for obj in page.objects]
 
-    def exists_under(self, prefix: str) -> bool:
-        """True if any key starts with `prefix` (one request, MaxKeys=1)."""
-        page, _ = self.list_page(prefix, max_keys=1)
-        return bool(page.objects)
+    def exists_under(self, prefix: str, besides: str | None = None) -> bool:
+        """True if any key starts with `prefix` (one request, MaxKeys=1), `besides` not counted
+        (MaxKeys=2: a key of ours just written beside the one looked for)."""
+        page, _ = self.list_page(prefix, max_keys=1 if besides is None else 2)
+        return any(obj.key != besides for obj in page.objects)

@@ -105,8 +105,8 @@ def test_round_trips_are_sent_together(make_tool, counter):
 
 
 def test_a_create_below_an_unseen_directory_lists_the_path_with_a_head_per_ancestor(make_tool, counter):
-    """Sent together (one round trip, pinned in tests/bench/test_round_trips.py); the parent is listed
-    only when an ancestor is a file (an ancestor's file matters only if the parent is no directory)."""
+    """Sent together with the PUT (one round trip, pinned in tests/bench/test_round_trips.py); the parent
+    is listed only when an ancestor is a file (an ancestor's file matters only if the parent is no directory)."""
     from s3memory.core.paths import parse
 
     ok(make_tool(), command="create", path="/memories/a.md", file_text="a")
@@ -119,7 +119,9 @@ def test_a_create_below_an_unseen_directory_lists_the_path_with_a_head_per_ances
     assert err(tool, command="create", path="/memories/a.md/b/c.md", file_text="c") == (
         "Error: Cannot create /memories/a.md/b/c.md: /memories/a.md is a file"
     )
-    assert counter.by_op() == {"s3:ListObjectsV2": 2, "s3:HeadObject": 2}  # + the parent's LIST: not a directory
+    # + the parent's LIST (not a directory); the PUT sent with the checks is deleted again (memory.creates)
+    assert counter.by_op() == {"s3:ListObjectsV2": 2, "s3:HeadObject": 2, "s3:PutObject": 1, "s3:DeleteObject": 1}
+    assert err(tool, command="view", path="/memories/a.md/b/c.md").startswith("The path /memories/a.md/b/c.md")
     # A file and a directory of one name (another writer's layout): below the directory, creating is fine.
     tool.memory.vault.write(parse("/memories/a.md/b/x.md"), "x")
     fresh = make_tool()

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from anthropic.lib.tools import ToolError
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from s3memory.core import messages
@@ -168,6 +168,9 @@ def test_tampered_headers_fail_the_integrity_check(tool: Any, s3: Any, data: st.
     header, body = stored["Metadata"], stored["Body"].read()
     metadata = data.draw(_tampered(header))
     s3.put_object(Bucket=BUCKET, Key=KEY, Body=body, Metadata=metadata)
+    if s3.head_object(Bucket=BUCKET, Key=KEY)["Metadata"] == header:  # the store normalised it back ("2 " → "2")
+        s3.delete_object(Bucket=BUCKET, Key=KEY)
+        assume(False)
     for arguments in (
         {"command": "view", "path": FILE},
         {"command": "str_replace", "path": FILE, "old_str": "one", "new_str": "1"},
