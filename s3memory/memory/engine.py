@@ -224,6 +224,9 @@ class Memory:
         if path.is_root:
             raise CommandError(fmt.cannot_delete_root())
         with self._failures(path.display):
+            if self._delete_held(raw_path, path):
+                self.policy.deleted()
+                return fmt.deleted(path.display)
             found, listing_soon = self.recovery.ensure_while(
                 lambda: self.placement.probe_delete(raw_path, path), path, subtree=True
             )
@@ -241,6 +244,15 @@ class Memory:
         with self._failures(path.display, partial=True):
             self.changes.delete_dir(path, listing)
         return fmt.deleted(path.display)
+
+    def _delete_held(self, raw_path: object, path: MemoryPath) -> bool:
+        """A file this tool holds, named like a file: one DELETE If-Match its version, no probe."""
+        held = self.recent.get(path)
+        if held is None or self.placement.looks_like_dir(raw_path, path):
+            return False
+        self._begin(path, subtree=True)
+        self.recent.forget(path)
+        return writes.delete_held(self.vault, path, held[1])
 
     # -- rename --
     @detached
@@ -307,4 +319,5 @@ class Memory:
         with self._failures(ROOT):
             objects = self.vault.store.list_all(self.vault.root)
             self.changes.delete_keys([(obj.key, "") for obj in objects if not space.is_keystore(obj.key)])
+        self.recent.forget_below(MemoryPath())
         return "All memory cleared"

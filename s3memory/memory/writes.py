@@ -208,3 +208,15 @@ def delete(vault: Vault, path: MemoryPath, etag: str) -> None:
         vault.delete(path)  # attributed: on a versioned bucket it may record who deleted
     except StorageError as err:
         outcomes.settle_delete(vault, path, etag, err)
+
+
+def delete_held(vault: Vault, path: MemoryPath, etag: str) -> bool:
+    """Delete the file at `path` only in the version `etag` this tool holds (`recent`): True if it
+    was deleted; False if that version is no longer there (then nothing was changed)."""
+    try:
+        vault.delete(path, if_match=etag, missing_ok=False)
+    except (PreconditionFailed, ConditionalConflict, NotFound):
+        return False
+    except StorageError as err:
+        outcomes.settle_delete(vault, path, etag, err)
+    return True

@@ -121,8 +121,9 @@ class ObjectStore:
         resp = call("GetObjectTagging", self.s3.get_object_tagging, Bucket=self.bucket, Key=key)
         return {t["Key"]: t["Value"] for t in resp.get("TagSet", [])}
 
-    def delete(self, key: str, *, if_match: str | None = None) -> str | None:
-        """Delete `key` (a missing key counts as deleted); with `if_match`, only in that version.
+    def delete(self, key: str, *, if_match: str | None = None, missing_ok: bool = True) -> str | None:
+        """Delete `key` (a missing key counts as deleted, or raises `NotFound` without `missing_ok`);
+        with `if_match`, only in that version.
 
         Returns the version id of the delete marker a versioned bucket answers with (no extra
         request: it is in DeleteObject's response), or None (no versioning, or nothing deleted)."""
@@ -130,18 +131,22 @@ class ObjectStore:
         conditional = if_match is not None and self.capabilities.has("delete_if_match")
         if if_match is not None and not conditional:
             if not self._check_compared(key, False, if_match, "DeleteObject"):
-                return None
+                if missing_ok:
+                    return None
+                raise NotFound("NoSuchKey", "DeleteObject")
         elif conditional:
             kwargs["IfMatch"] = if_match
         try:
             resp = call("DeleteObject", self.s3.delete_object, **kwargs)
         except NotFound:
-            return None
+            if missing_ok:
+                return None
+            raise
         except StorageError as err:
             if not (conditional and not_implemented(err)):
                 raise
             self.capabilities.learn_missing("delete_if_match")
-            return self.delete(key, if_match=if_match)
+            return self.delete(key, if_match=if_match, missing_ok=missing_ok)
         marker = resp.get("VersionId") if resp.get("DeleteMarker") else None
         return str(marker) if marker else None
 

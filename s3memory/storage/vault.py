@@ -206,10 +206,11 @@ class Vault:
             self.access.written(key)
         return etag
 
-    def delete(self, path: MemoryPath, *, if_match: str | None = None) -> None:
-        """Delete the file at `path` (conditionally). On a versioned bucket, a delete whose
-        attribution tells more than its marker also writes a deletion record (see `deletions`)."""
-        marker = self.store.delete(self.key(path), if_match=if_match)
+    def delete(self, path: MemoryPath, *, if_match: str | None = None, missing_ok: bool = True) -> None:
+        """Delete the file at `path` (conditionally; `NotFound` if it is missing, without `missing_ok`).
+        On a versioned bucket, a delete whose attribution tells more than its marker also writes a
+        deletion record (see `deletions`)."""
+        marker = self.store.delete(self.key(path), if_match=if_match, missing_ok=missing_ok)
         if not (marker and marker != "null" and deletions.worth_recording(self._attribution())):
             return
         try:

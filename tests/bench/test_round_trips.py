@@ -32,7 +32,8 @@ EXPECTED = {
     "str_replace, a file this tool has not read": 2,  # GET; PUT
     "str_replace, changed by another process since": 3,  # PUT (412); GET; PUT
     "rename a file": 3,  # GET ‖ LIST parent ‖ LIST path; PUT; DELETE
-    "delete a file": 2,  # HEAD; DELETE
+    "delete a file": 1,  # DELETE If-Match the version this tool holds
+    "delete a file this tool has not read": 2,  # HEAD; DELETE
     # GET ‖ LIST source ‖ HEAD + LIST destination; record PUT ‖ GET sources; PUT copies; DeleteObjects
     # (the record's DELETE follows the answer)
     f"rename a directory of {DIR_FILES} files": 4,

@@ -127,3 +127,38 @@ def test_renames_and_directory_changes_drop_what_they_move(make_tool: Callable[.
     counter.reset()
     ok(tool, command="insert", path="/memories/c.md", insert_line=0, insert_text="x")  # the renamed copy is held
     assert counter.by_op() == {"s3:PutObject": 1}
+
+
+def test_a_held_file_is_deleted_in_its_version_with_one_request(
+    make_tool: Callable[..., Any], counter: CallCounter
+) -> None:
+    tool = make_tool()
+    ok(tool, command="create", path=F, file_text="one\n")
+    counter.reset()
+    assert ok(tool, command="delete", path=F) == "Successfully deleted /memories/f.md"
+    assert counter.by_op() == {"s3:DeleteObject": 1}
+    assert err(tool, command="view", path=F) == "The path /memories/f.md does not exist. Please provide a valid path."
+
+
+def test_a_held_file_changed_or_deleted_since_is_probed_as_before(
+    make_tool: Callable[..., Any], counter: CallCounter
+) -> None:
+    a, b = make_tool(), make_tool()
+    ok(a, command="create", path=F, file_text="one\n")
+    ok(a, command="create", path="/memories/g.md", file_text="g\n")
+    ok(b, command="insert", path=F, insert_line=1, insert_text="two")
+    ok(b, command="delete", path="/memories/g.md")
+    counter.reset()
+    assert ok(a, command="delete", path=F) == "Successfully deleted /memories/f.md"  # the newer version too
+    assert counter.by_op() == {"s3:DeleteObject": 2, "s3:HeadObject": 1}  # refused (412); HEAD; DELETE
+    counter.reset()
+    assert err(a, command="delete", path="/memories/g.md") == "Error: The path /memories/g.md does not exist"
+    assert counter.by_op() == {"s3:DeleteObject": 1, "s3:HeadObject": 1, "s3:ListObjectsV2": 1}
+
+
+def test_a_held_file_named_like_a_directory_is_probed(make_tool: Callable[..., Any], counter: CallCounter) -> None:
+    tool = make_tool()
+    ok(tool, command="create", path="/memories/todo", file_text="x\n")
+    counter.reset()
+    assert ok(tool, command="delete", path="/memories/todo") == "Successfully deleted /memories/todo"
+    assert counter.by_op() == {"s3:HeadObject": 1, "s3:ListObjectsV2": 1, "s3:DeleteObject": 1}

@@ -118,9 +118,10 @@ CASE_IDS = [f"{c['command']}-{c.get('path', c.get('old_path'))}-{op}" for c, op 
 
 
 def reads_first(make_tool: Callable[..., Any], command: dict[str, Any], operation: str) -> None:
-    """An edit of a file its tool holds reads nothing (memory.recent); for its GET case, another
-    process edits the file first, so that the held version is refused and the file is read."""
-    if operation == "GetObject" and command["command"] in ("str_replace", "insert"):
+    """An edit or delete of a file its tool holds reads nothing (memory.recent); for its GET (HEAD)
+    case, another process edits the file first, so that the held version is refused and the file read."""
+    if (operation, command["command"]) in {("GetObject", "str_replace"), ("GetObject", "insert"),
+                                           ("HeadObject", "delete")}:  # fmt: skip
         ok(make_tool(), command="insert", path=command["path"], insert_line=0, insert_text="other")
 
 
