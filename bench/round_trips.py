@@ -109,6 +109,11 @@ def measure(delay: float = 0.05) -> list[Row]:
              {"command": "rename", "old_path": "/memories/proj-4", "new_path": "/memories/proj-5"}, False),
             (f"delete a directory of {DIR_FILES} files, a new tool's first command",
              {"command": "delete", "path": "/memories/proj-5"}, False),
+            ("view a file, a new tool's first command", {"command": "view", "path": "/memories/notes/seed.md"}, False),
+            ("str_replace, a new tool's first command",
+             {"command": "str_replace", "path": "/memories/notes/seed.md", "old_str": "a", "new_str": "A"}, False),
+            ("create, a new tool's first command",
+             {"command": "create", "path": "/memories/notes/first.md", "file_text": "x"}, False),
         ):  # fmt: skip
             tool = make_tool(s3, kms, key_id, "round-trips")
             if first:

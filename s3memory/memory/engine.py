@@ -162,9 +162,10 @@ class Memory:
         """The file's text at `raw_path`, or the entries of the directory there (see `Looker`)."""
         path = self._parse(raw_path)
         with self._failures(path.display):
-            if not path.is_root:
-                self._begin(path)
-            return path, self.looker.look(path, raw_path)
+            if path.is_root:  # its listing is the one that looks for interrupted changes
+                return path, self.looker.look(path, raw_path)
+            # A new tool's first look is sent while the root is listed for interrupted changes.
+            return path, self.recovery.ensure_while(lambda: self.looker.look(path, raw_path), path)
 
     # -- create --
     @detached
@@ -190,10 +191,18 @@ class Memory:
     # -- edits (optimistic concurrency: read ETag, write If-Match, retry on conflict) --
     def _edit(self, path: MemoryPath, missing: str, change: writes.Change[T]) -> T:
         with self._failures(path.display):
-            self._begin(path)
             if path.is_root:
+                self._begin(path)
                 raise CommandError(missing)
-            return writes.update(self.vault, self.policy, path, missing, change, self.recent)
+            read = None
+            if self.recent.get(path) is None:  # read now: a new tool's read goes with its first root listing
+                try:
+                    read = self.recovery.ensure_while(lambda: self.vault.read(path), path)
+                except NotFound:
+                    raise CommandError(missing) from None
+            else:
+                self._begin(path)
+            return writes.update(self.vault, self.policy, path, missing, change, self.recent, read)
 
     @detached
     def str_replace(self, raw_path: object, old_str: object, new_str: object) -> str:

@@ -120,7 +120,8 @@ class Recoverer:
         looking = submit(self.changes.executor, self.vault.store.list_page, self.vault.root)
         failure: Exception | None = None
         try:
-            result = reads()
+            with self.vault.keystore.expecting(self.vault.store.bucket, looking):  # a decrypt waits for it
+                result = reads()
         except Exception as err:  # raised below, unless the reads are made again
             failure = err
         finally:

@@ -120,16 +120,23 @@ def _is_own(vault: Vault, path: MemoryPath, write_id: str, before: str | None = 
 
 
 def update(
-    vault: Vault, policy: WritePolicy, path: MemoryPath, missing: str, change: Change[T], recent: Recent | None = None
+    vault: Vault,
+    policy: WritePolicy,
+    path: MemoryPath,
+    missing: str,
+    change: Change[T],
+    recent: Recent | None = None,
+    read: tuple[str, str] | None = None,
 ) -> T:
     """Apply `change` to the file at `path` (`missing`: the error if there is none); returns its description.
 
     With `recent` holding the file, the first attempt skips the GET (see `recent`): a refusal of
-    its write, or a change that fails on the remembered text, reads the file at once, with no wait."""
+    its write, or a change that fails on the remembered text, reads the file at once, with no wait.
+    `read`: (text, ETag) the caller has just read, for the first attempt (answered as any read)."""
     refused: tuple[str, T, bool] | None = None  # (write id, result, ambiguous) of our last write refused
     # A remembered version is written to only when that writes nothing else first (no new branch
     # key): an edit refused after all must leave the bucket as it was.
-    known = None if recent is None else recent.get(path)
+    known = None if recent is None or read is not None else recent.get(path)
     if known is not None and not vault.keystore.sealing_is_quiet():
         known = None
     backoff = Backoff()
@@ -143,6 +150,8 @@ def update(
         stale, remembered = False, known is not None
         if known is not None:
             (text, etag), known = known, None
+        elif read is not None:
+            (text, etag), read = read, None
         else:
             try:
                 if refused is None:

@@ -14,7 +14,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future
+from contextlib import contextmanager
 
 from s3memory.core import keyring
 from s3memory.core.envelope import BranchKey
@@ -39,7 +41,7 @@ from .keystore_modes import NameModeRecords
 from .keystore_rotation import Rotations
 from .keystore_unwrap import KeyUnwrapping
 from .listing import complete_before
-from .store import ObjectInfo, ObjectStore
+from .store import ObjectInfo, ObjectStore, Page
 
 log = logging.getLogger("s3memory")
 # After a scheduled rotation failed (e.g. the role may not create keys), wait this long before
@@ -81,6 +83,9 @@ class Keystore(NameModeRecords, KeyUnwrapping, Rotations):
         self._clock = clock
         self._rotation_failed_at: float | None = None
         self._create_lock = threading.Lock()
+        # A listing of the agent's root in flight (bucket, its answer): `ring` takes the folder
+        # from it rather than listing the folder itself (see `expecting`).
+        self._expected: tuple[str, Future[tuple[Page, str | None]]] | None = None
         self._started_agent = False  # this keystore created generation 1 (and so makes the name key)
         # Told the ring before a write uses the active key (the vault checks the name mode there).
         self._before_write = before_write
@@ -96,10 +101,33 @@ class Keystore(NameModeRecords, KeyUnwrapping, Rotations):
                 return cached
         with self.caches.rings.lock(self.location):
             if not refresh:
+                self._take_expected()
                 cached = self.caches.rings.get(self.location, max_age)
                 if cached is not None:
                     return cached
             return self._remember(self.store.list_all(self.folder))
+
+    @contextmanager
+    def expecting(self, bucket: str, listing: Future[tuple[Page, str | None]]) -> Iterator[None]:
+        """While the caller's reads run beside `listing` (the first page of the agent's root in
+        `bucket`, sent to look for interrupted changes): a read that needs the keystore waits
+        for that page and takes the folder from it, instead of listing the folder as well."""
+        self._expected = (bucket, listing)
+        try:
+            yield
+        finally:
+            self._expected = None
+
+    def _take_expected(self) -> None:
+        expected, self._expected = self._expected, None
+        if expected is None:
+            return
+        try:
+            page, token = expected[1].result()
+        except Exception:  # the caller raises it; this read lists the folder itself
+            return
+        self.prime(expected[0], page.objects, last_key=page.objects[-1].key if page.objects else "",
+                   complete=token is None)  # fmt: skip
 
     def prime(self, bucket: str, objects: Iterable[ObjectInfo], *, last_key: str, complete: bool) -> None:
         """Take the folder's entries from a listing of the agent's root in `bucket` that the caller

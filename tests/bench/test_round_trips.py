@@ -46,6 +46,12 @@ EXPECTED = {
     # sealing the record needs the agent's branch key, unwrapped once (KMS: 0.3 of a round trip).
     f"rename a directory of {DIR_FILES} files, a new tool's first command": 5.3,
     f"delete a directory of {DIR_FILES} files, a new tool's first command": 3.3,
+    # The read goes with the root listing too; the keystore is taken from that listing (no LIST of
+    # its own), then the branch key is unwrapped. A create needs the listing (is its key usable?)
+    # and the key before its one wave.
+    "view a file, a new tool's first command": 1.3,  # GET ‖ LIST root; KMS
+    "str_replace, a new tool's first command": 2.3,  # GET ‖ LIST root; KMS; PUT
+    "create, a new tool's first command": 2.3,  # LIST root; KMS; PUT ‖ LIST parent ‖ LIST path
 }
 
 

@@ -199,3 +199,15 @@ def test_a_delete_costs_one_put_more_only_when_its_attribution_tells_something(s
             if versioned and actor:
                 expected["s3:PutObject"] = 1  # the deletion record
             assert (versioned, actor, counter.by_op()) == (versioned, actor, expected)
+
+
+def test_a_new_tools_first_read_takes_the_keystore_from_the_root_listing(make_tool, counter):
+    """The GET goes with the root listing (interrupted changes?), and the branch key's record is
+    taken from that listing's page, not from a LIST of the keystore of its own."""
+    ok(make_tool(), command="create", path="/memories/notes/a.md", file_text="alpha\n")
+    counter.reset()
+    assert ok(make_tool(), command="view", path="/memories/notes/a.md").endswith("     1\talpha")
+    assert counter.by_op() == {"s3:GetObject": 1, "s3:ListObjectsV2": 1}
+    counter.reset()
+    ok(make_tool(), command="str_replace", path="/memories/notes/a.md", old_str="alpha", new_str="beta")
+    assert counter.by_op() == {"s3:GetObject": 1, "s3:ListObjectsV2": 1, "s3:PutObject": 1}

@@ -27,7 +27,7 @@ from s3memory.errors import NotFound
 from s3memory.storage.keys import Keys
 from s3memory.storage.store import ObjectStore
 from s3memory.storage.vault import Vault
-from tests.support import BUCKET, LOCAL_KEY, ok, settled
+from tests.support import BUCKET, LOCAL_KEY, err, ok, settled
 
 PREFIX = "agents/"
 KEYSTORE = ".s3memory/keys/"  # relative to the agent's root
@@ -475,4 +475,34 @@ def test_a_new_tools_first_change_is_read_again_after_the_interrupted_one_it_com
     _assert_state(s3, agent, _vault(s3, agent), "deleted")
     assert sorted(calls[:3]) == ["s3:HeadObject", "s3:ListObjectsV2", "s3:ListObjectsV2"]  # root; DST: file? listing
     assert calls.count("s3:ListObjectsV2") == 4  # + the records found, then DST listed again
+    _wipe(s3, agent)
+
+
+@pytest.mark.parametrize(
+    ("command", "answer"),
+    [
+        ({"command": "view", "path": f"{SRC}/a.txt"},
+         f"The path {SRC}/a.txt does not exist. Please provide a valid path."),
+        ({"command": "str_replace", "path": f"{SRC}/a.txt", "old_str": "a", "new_str": "b"},
+         f"Error: The path {SRC}/a.txt does not exist. Please provide a valid path."),
+    ],
+    ids=["view", "str_replace"],
+)  # fmt: skip
+def test_a_new_tools_first_read_is_made_again_after_the_interrupted_change_it_completes(
+    s3, killer, new_tool, command, answer
+):
+    """A new tool's first view or edit reads its file while the root is listed for intent records;
+    the interrupted rename moves the file away, and the read made again finds it gone."""
+    agent = "first-read"
+    actor = _prepare(s3, new_tool, agent, workers=1)
+    killer.arm(4, op="s3:PutObject")  # the record, two copies, then the process dies
+    with pytest.raises(Crash):
+        actor.call(RENAME)
+    killer.arm(None)
+    with _counted(killer) as calls:
+        assert err(new_tool(agent), **command) == answer
+    _assert_state(s3, agent, _vault(s3, agent), "renamed")
+    # The read went with the root listing (and found the file, still there); the answer comes from
+    # the read made again once the rename was completed.
+    assert sorted(calls[:2]) == ["s3:GetObject", "s3:ListObjectsV2"]
     _wipe(s3, agent)
