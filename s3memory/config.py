@@ -106,6 +106,9 @@ class Settings(StorageSettings):
     max_view_chars: int = Field(defaults.DEFAULT_MAX_VIEW_CHARS, ge=defaults.MIN_VIEW_CHARS)
     max_agent_bytes: int | None = Field(None, gt=0)
     max_agent_files: int | None = Field(defaults.DEFAULT_MAX_AGENT_FILES, gt=0)
+    held_files: int = Field(
+        defaults.DEFAULT_HELD_FILES, ge=0, description="files a tool holds after reading or writing them (0: none)"
+    )
     guard: GuardMode = "block"
     key_cache_seconds: float = Field(
         defaults.DEFAULT_KEY_CACHE_SECONDS, gt=0, description="how long unwrapped keys and keystore listings are reused"
@@ -158,7 +161,9 @@ class Settings(StorageSettings):
         """The command limits these settings name (file size, view size, quotas)."""
         from .core.limits import Limits
 
-        return Limits(self.max_file_bytes, self.max_view_chars, self.max_agent_bytes, self.max_agent_files)
+        return Limits(
+            self.max_file_bytes, self.max_view_chars, self.max_agent_bytes, self.max_agent_files, self.held_files
+        )
 
     def agent_options(self) -> AgentOptions:
         """How the agents' objects are stored, as these settings say."""

@@ -33,11 +33,18 @@ DEFAULT_MODEL = "claude-sonnet-5-5"
 DEFAULT_MAX_ATTEMPTS = 5
 
 
+# Files a tool holds (text and ETag) after reading or writing them, so that an edit or delete of
+# one skips its read (memory.recent); 0 holds none.
+DEFAULT_HELD_FILES = 256
+
+
 @dataclass(frozen=True)
 class Limits:
-    """What one command may cost: file size, view size, and the agent's optional quotas."""
+    """What one command may cost: file size, view size, the agent's optional quotas, and how many
+    files the tool holds between commands (`held_files`, 0: none)."""
 
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
     max_view_chars: int = DEFAULT_MAX_VIEW_CHARS
     max_agent_bytes: int | None = None
     max_agent_files: int | None = DEFAULT_MAX_AGENT_FILES
+    held_files: int = DEFAULT_HELD_FILES

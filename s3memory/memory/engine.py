@@ -113,7 +113,7 @@ class Memory:
         self.placement = Placement(vault, executor)
         self.recovery = Recoverer(vault, self.changes, self.policy.counted, read_only=read_only)
         self.changes.claims.unreleased = self.recovery.due  # a record left behind: the next command releases it
-        self.recent = Recent()  # files just read or written: an edit of one skips its GET
+        self.recent = Recent(limits.held_files)  # files just read or written: an edit of one skips its GET
         self.looker = Looker(vault, self.lister, self.placement, self.recovery, self.recent)
 
     # -- plumbing --

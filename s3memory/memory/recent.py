@@ -12,8 +12,9 @@ on the remembered text (`old_str` not found, a line past the end, the guard, a q
 answered from it either: the file is read, and if it is still that version the refusal stands
 (the guard is not asked twice about the same text); if not, the change is applied to what S3 holds.
 
-Bounded (`MAX_FILES` entries, `MAX_BYTES` of text, least recently used dropped first), in this
-process only, never written anywhere; `MAX_FILES = 0` turns it off.
+Bounded (`Limits.held_files` entries, 256 by default, and `MAX_BYTES` of text; the least recently
+used is dropped first), in this process only, never written anywhere; `held_files=0`
+(`S3MEMORY_HELD_FILES=0`) turns it off.
 """
 
 from __future__ import annotations
@@ -21,14 +22,14 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 
+from s3memory.core.limits import DEFAULT_HELD_FILES
 from s3memory.core.paths import MemoryPath
 
-MAX_FILES = 256
 MAX_BYTES = 8 * 1024 * 1024
 
 
 class Recent:
-    def __init__(self, max_files: int = MAX_FILES, max_bytes: int = MAX_BYTES) -> None:
+    def __init__(self, max_files: int = DEFAULT_HELD_FILES, max_bytes: int = MAX_BYTES) -> None:
         self.max_files = max_files
         self.max_bytes = max_bytes
         self._files: OrderedDict[MemoryPath, tuple[str, str, int]] = OrderedDict()  # text, ETag, size

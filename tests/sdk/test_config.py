@@ -184,3 +184,19 @@ def test_actor_from_the_environment_is_recorded_and_validated(s3, monkeypatch):
     monkeypatch.setenv("S3MEMORY_ACTOR", "x" * 129)
     with pytest.raises(ValidationError, match=r"actor\s+String should have at most 128 characters"):
         Settings()
+
+
+def test_held_files_from_the_environment_and_zero_holds_none(s3, monkeypatch, counter):
+    monkeypatch.setenv("S3MEMORY_BUCKET", BUCKET)
+    monkeypatch.setenv("S3MEMORY_LOCAL_KEY", base64.b64encode(LOCAL_KEY).decode())
+    assert Settings().limits().held_files == 256
+    monkeypatch.setenv("S3MEMORY_HELD_FILES", "-1")
+    with pytest.raises(ValidationError):
+        Settings()
+    monkeypatch.setenv("S3MEMORY_HELD_FILES", "0")
+    with S3MemoryTool.from_env("agent-7", s3_client=s3) as tool:
+        ok(tool, command="create", path="/memories/a.md", file_text="one\n")
+        counter.reset()
+        ok(tool, command="insert", path="/memories/a.md", insert_line=0, insert_text="zero")
+        assert counter.by_op() == {"s3:GetObject": 1, "s3:PutObject": 1}  # nothing held: read, then write
+        assert len(tool.memory.recent) == 0
