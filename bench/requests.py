@@ -126,6 +126,7 @@ def measure(names: str = "plain") -> list[Row]:
         other.call({"command": "create", "path": "/memories/theirs.md", "file_text": text})
         other.call({"command": "create", "path": "/memories/theirs-2.md", "file_text": text})
         other.call({"command": "create", "path": "/memories/theirs-3.md", "file_text": text})
+        other.call({"command": "create", "path": "/memories/theirs-4.md", "file_text": text})
         counter.take()
         run("str_replace of a file this tool has not read", 2, {"command": "str_replace", "path": "/memories/theirs.md",
                                                                  "old_str": "line 3\n", "new_str": "3\n"})  # fmt: skip
@@ -135,6 +136,8 @@ def measure(names: str = "plain") -> list[Row]:
             {"command": "insert", "path": "/memories/theirs-2.md", "insert_line": 1, "insert_text": "new"},
         )
         run("rename a file", 5, {"command": "rename", "old_path": "/memories/a.md", "new_path": "/memories/notes/a.md"})
+        run("rename a file this tool has not read", 5,
+            {"command": "rename", "old_path": "/memories/theirs-4.md", "new_path": "/memories/p/q/f.md"})  # fmt: skip
         run("delete a file", 3, {"command": "delete", "path": "/memories/notes/a.md"})
         run("delete a file this tool has not read", 3, {"command": "delete", "path": "/memories/theirs-3.md"})
         run("create a file named without a dot", 3, {"command": "create", "path": "/memories/todo", "file_text": "x"})

@@ -88,9 +88,12 @@ def measure(delay: float = 0.05) -> list[Row]:
             {"command": "str_replace", "path": "/memories/notes/seed.md", "old_str": "alpha", "new_str": "a"},
         )
         other.call({"command": "create", "path": "/memories/notes/theirs-gone.md", "file_text": "x\n"})
+        other.call({"command": "create", "path": "/memories/notes/theirs-old.md", "file_text": "x\n"})
         other.close()
         run("rename a file", {"command": "rename", "old_path": "/memories/notes/old.md",
                               "new_path": "/memories/notes/new.md"})  # fmt: skip
+        run("rename a file this tool has not read", {"command": "rename", "old_path": "/memories/notes/theirs-old.md",
+                                                      "new_path": "/memories/notes/theirs-new.md"})  # fmt: skip
         run("delete a file", {"command": "delete", "path": "/memories/notes/gone.md"})
         run("delete a file this tool has not read", {"command": "delete", "path": "/memories/notes/theirs-gone.md"})
         run(f"rename a directory of {DIR_FILES} files",

@@ -36,13 +36,14 @@ def create_placed(vault: Vault, placement: Placement, executor: Executor, path: 
         placement.check(path, fmt.already_exists(path.display), mine=vault.key(path))
     except (CommandError, S3MemoryError):
         wait([putting])
-        _undo(vault, path, putting.exception(), None if putting.exception() else putting.result())
+        undo_put(vault, path, putting.exception(), None if putting.exception() else putting.result())
         raise
     return putting.result()
 
 
-def _undo(vault: Vault, path: MemoryPath, failed: BaseException | None, etag: str | None) -> None:
-    """Delete what the PUT stored (nothing if it failed); raise if that cannot be made certain."""
+def undo_put(vault: Vault, path: MemoryPath, failed: BaseException | None, etag: str | None) -> None:
+    """Delete what a PUT sent with checks stored (nothing if it failed: `failed`); raise
+    `OutcomeUnknown` if that cannot be made certain."""
     if isinstance(failed, OutcomeUnknown):
         raise failed  # it may have landed: the model must look, whatever the checks said
     if failed is not None:

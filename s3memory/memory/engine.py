@@ -42,7 +42,7 @@ from . import explain, observe, writes
 from .creates import create_placed
 from .dir_changes import DirectoryChanges
 from .looking import Looker
-from .moves import move_file
+from .moves import move_file, move_held
 from .placement import Placement
 from .policy import WritePolicy
 from .recent import Recent
@@ -271,6 +271,8 @@ class Memory:
         if old.is_root:
             raise CommandError(fmt.cannot_rename_root())
         with self._failures(old.display):
+            if self._rename_held(raw_old, old, new):
+                return fmt.renamed(old.display, new.display)
             reading, listing_soon, new_file, placed = self.recovery.ensure_while(
                 lambda: self.placement.probe_rename(raw_old, old, new), old, new, subtree=True
             )
@@ -307,6 +309,25 @@ class Memory:
             self.changes.rename_dir(old, new, listing)
         self.placement.remember([new, *new.ancestors()])
         return fmt.renamed(old.display, new.display)
+
+    def _rename_held(self, raw_old: object, old: MemoryPath, new: MemoryPath) -> bool:
+        """A file this tool holds, named like a file: its copy goes with the destination's checks and
+        its delete is If-Match the held version (`moves.move_held`); False: rename it as if not held."""
+        held = self.recent.get(old)
+        if held is None or self.placement.looks_like_dir(raw_old, old) or not self.vault.keystore.sealing_is_quiet():
+            return False
+        self._begin(old, new, subtree=True)
+        self.recent.forget(old)
+        try:
+            moved = self.policy.guard.scan(held[0], new.display)
+        except CommandError:
+            return False  # answered after the destination's checks, as when nothing is held
+        new_etag = move_held(self.vault, self.placement, self.executor, old, new, moved, held[1])
+        if new_etag is None:
+            return False
+        self.recent.note(new, moved, new_etag)
+        self.placement.remember(new.ancestors())
+        return True
 
     def _renamed(self, old: MemoryPath, new: MemoryPath, listing: Sequence[ObjectInfo]) -> Iterator[MemoryPath]:
         """The new path of every file a directory rename moves."""

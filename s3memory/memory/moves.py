@@ -14,16 +14,28 @@ rename is finished, never answered "already exists" while both copies are stored
 from __future__ import annotations
 
 import logging
+from concurrent.futures import Executor, wait
 
 from s3memory.core import messages as fmt
 from s3memory.core import operational
 from s3memory.core.paths import MemoryPath
-from s3memory.errors import CommandError, ConditionalConflict, PreconditionFailed, StorageError, StorageUnavailable
+from s3memory.errors import (
+    CommandError,
+    ConditionalConflict,
+    NotFound,
+    PreconditionFailed,
+    S3MemoryError,
+    StorageError,
+    StorageUnavailable,
+)
 from s3memory.storage.attribution import attributed, new_write_id
+from s3memory.storage.concurrency import submit
 from s3memory.storage.vault import Vault
 
 from . import outcomes
+from .creates import undo_put
 from .outcomes import ReadBack, Verdict
+from .placement import Placement
 
 log = logging.getLogger("s3memory")
 
@@ -33,6 +45,40 @@ def move_file(vault: Vault, old: MemoryPath, new: MemoryPath, text: str, etag: s
     new_etag = _copy(vault, old, new, text)
     try:
         _delete_moved(vault, old, etag)
+    except StorageError as err:
+        _settle_failed_move(vault, old, new, etag, new_etag, err)
+    return new_etag
+
+
+def move_held(
+    vault: Vault, placement: Placement, executor: Executor, old: MemoryPath, new: MemoryPath, text: str, etag: str
+) -> str | None:
+    """Move a file this tool holds (`text` in the version `etag`, see `recent`) in two round trips:
+    the copy's PUT goes with the destination's checks (as a create's, see `creates`), then the
+    source is deleted in the held version. Returns the copy's ETag; None when a check refused, the
+    copy was refused, or the source is no longer that version: nothing was changed (a copy stored
+    is deleted again), and the caller renames as if nothing were held, which words any refusal.
+    A check that S3 fails raises, after the copy is deleted again."""
+    copying = submit(executor, _copy, vault, old, new, text)
+    try:
+        placement.check(new, fmt.destination_exists(new.display), mine=vault.key(new))
+    except (CommandError, S3MemoryError) as err:
+        wait([copying])
+        undo_put(vault, new, copying.exception(), None if copying.exception() else copying.result())
+        if isinstance(err, CommandError):
+            return None  # refused: the caller's path words it
+        raise  # S3 failed: nothing was changed (the copy deleted again)
+    try:
+        new_etag = copying.result()
+    except (CommandError, ConditionalConflict):
+        return None  # a file there, or a create of it under way: the caller's path answers
+    try:
+        vault.store.delete(vault.key(old), if_match=etag, missing_ok=False)
+    except (PreconditionFailed, ConditionalConflict, NotFound):
+        undo = _undo_copy(vault, new, new_etag)  # changed or gone since: the held text is not the source
+        if undo.verdict is not Verdict.LANDED:
+            raise outcomes.unknown(StorageUnavailable("PreconditionFailed", "DeleteObject"), [old, new]) from None
+        return None
     except StorageError as err:
         _settle_failed_move(vault, old, new, etag, new_etag, err)
     return new_etag

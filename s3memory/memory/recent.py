@@ -1,7 +1,9 @@
 """Files this tool has just read or written, with the ETag of that version.
 
 A delete of a file the tool holds (named like a file) is one DELETE If-Match that version: no
-HEAD first. Refused (changed or deleted since), the path is probed as if nothing were held.
+HEAD first. Refused (changed or deleted since), the path is probed as if nothing were held. A
+rename of one copies the held text and deletes the source If-Match that version
+(`moves.move_held`).
 
 An edit of a file the tool holds here skips its GET: the change is applied to the remembered
 text and written with If-Match on the remembered ETag, so S3 itself confirms that the file is

@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from s3memory.core.paths import parse
 from s3memory.memory.recent import Recent
-from tests.support import CallCounter, err, ok
+from tests.support import CallCounter, err, memory_keys, ok
 
 F = "/memories/f.md"
 EDITED = "The memory file has been edited. Here is the snippet showing the change (with line numbers):"
@@ -162,3 +164,47 @@ def test_a_held_file_named_like_a_directory_is_probed(make_tool: Callable[..., A
     counter.reset()
     assert ok(tool, command="delete", path="/memories/todo") == "Successfully deleted /memories/todo"
     assert counter.by_op() == {"s3:HeadObject": 1, "s3:ListObjectsV2": 1, "s3:DeleteObject": 1}
+
+
+def test_a_held_file_is_renamed_in_two_round_trips(make_tool: Callable[..., Any], counter: CallCounter) -> None:
+    tool = make_tool()
+    ok(tool, command="create", path="/memories/d/a.md", file_text="a\n")
+    ok(tool, command="create", path="/memories/d/b.md", file_text="b\n")
+    counter.reset()
+    assert ok(tool, command="rename", old_path="/memories/d/a.md", new_path="/memories/d/c.md") == (
+        "Successfully renamed /memories/d/a.md to /memories/d/c.md"
+    )
+    # The copy's PUT with the destination's checks (parent and path listed), then the held source's DELETE.
+    assert counter.by_op() == {"s3:PutObject": 1, "s3:ListObjectsV2": 2, "s3:DeleteObject": 1}
+    assert ok(make_tool(), command="view", path="/memories/d/c.md").endswith("     1\ta")
+
+
+REFUSED_RENAMES = [
+    ("/memories/a.md", "/memories/b.md"),  # onto a file
+    ("/memories/a.md", "/memories/d"),  # onto a directory
+    ("/memories/a.md", "/memories/b.md/x.md"),  # below a file
+    ("/memories/a.md", "/memories/a.md"),  # onto itself
+    ("/memories/a.md", "/memories/a.md/x.md"),  # into itself
+]
+
+
+@pytest.mark.parametrize(("old", "new"), REFUSED_RENAMES, ids=["file", "dir", "below-file", "itself", "into-itself"])
+def test_a_held_rename_refused_answers_and_leaves_the_bucket_as_one_not_held(
+    make_tool: Callable[..., Any], s3: Any, old: str, new: str
+) -> None:
+    """The held copy goes out before the checks answer; refused, it is deleted again and the rename
+    is made the ordinary way, which words the refusal: the same answer, the same bucket."""
+    answers, states = [], []
+    for holds in (True, False):
+        agent = f"agent-{int(holds)}"
+        writer = make_tool(agent)
+        for path, text in (("/memories/a.md", "a\n"), ("/memories/b.md", "b\n"), ("/memories/d/x.md", "x\n")):
+            ok(writer, command="create", path=path, file_text=text)
+        tool = writer if holds else make_tool(agent)
+        if not holds:
+            ok(tool, command="view", path="/memories")
+        assert (old in [str(p.display) for p in tool.memory.recent._files]) is holds
+        answers.append(err(tool, command="rename", old_path=old, new_path=new))
+        states.append(memory_keys(s3, tool.memory.vault.root, relative=True))
+    assert answers[0] == answers[1]
+    assert states[0] == states[1] == ["a.md", "b.md", "d/x.md"]

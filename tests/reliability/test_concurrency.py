@@ -208,9 +208,13 @@ def test_the_deadline_ends_the_retries_and_the_answer_is_exact(
     assert stored_text(a) == "alpha\nbeta\ngamma\n" + "".join(f"b{i}\n" for i in range(hook.seen, 0, -1))
 
 
-def test_rename_keeps_an_edit_made_during_the_move(pair: tuple[Any, Any], s3: Any) -> None:
+def test_rename_keeps_an_edit_made_during_the_move(
+    pair: tuple[Any, Any], make_tool: Callable[..., Any], s3: Any
+) -> None:
     """The source is deleted only in the version that was copied; a newer edit survives at the old path."""
-    a, b = pair
+    _, b = pair
+    a = make_tool()  # a tool that does not hold f.md (memory.recent): it reads the source during the move
+    ok(a, command="view", path="/memories")
     hook = BeforePut(
         s3, lambda: ok(b, command="str_replace", path=F, old_str="beta", new_str="BETA"), event="DeleteObject"
     )
@@ -221,6 +225,23 @@ def test_rename_keeps_an_edit_made_during_the_move(pair: tuple[Any, Any], s3: An
     assert hook.seen == 1
     assert stored_text(a, "/memories/g.md") == "alpha\nbeta\ngamma\n"
     assert stored_text(a, F) == "alpha\nBETA\ngamma\n"
+
+
+def test_a_held_rename_moves_an_edit_made_before_its_delete(pair: tuple[Any, Any], s3: Any) -> None:
+    """A tool that holds the source copies the held text; an edit before its delete (If-Match the
+    held version) is refused there: the copy is deleted again and the file renamed as read anew,
+    so the newer text moves and nothing is left at the old path."""
+    a, b = pair  # a wrote f.md: it holds it
+    hook = BeforePut(
+        s3, lambda: ok(b, command="str_replace", path=F, old_str="beta", new_str="BETA"), event="DeleteObject"
+    )
+    assert ok(a, command="rename", old_path=F, new_path="/memories/g.md") == (
+        "Successfully renamed /memories/f.md to /memories/g.md"
+    )
+    hook.remove()
+    assert hook.seen == 3  # the held source's delete (refused), the copy's undo, the source's delete
+    assert stored_text(a, "/memories/g.md") == "alpha\nBETA\ngamma\n"
+    assert err(a, command="view", path=F) == "The path /memories/f.md does not exist. Please provide a valid path."
 
 
 # --- creates -----------------------------------------------------------------------------

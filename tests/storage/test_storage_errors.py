@@ -118,11 +118,13 @@ CASE_IDS = [f"{c['command']}-{c.get('path', c.get('old_path'))}-{op}" for c, op 
 
 
 def reads_first(make_tool: Callable[..., Any], command: dict[str, Any], operation: str) -> None:
-    """An edit or delete of a file its tool holds reads nothing (memory.recent); for its GET (HEAD)
-    case, another process edits the file first, so that the held version is refused and the file read."""
+    """An edit, delete or rename of a file its tool holds reads nothing (memory.recent); for its GET
+    (HEAD) case, another process edits the file first, so that the held version is refused and the
+    file read."""
     if (operation, command["command"]) in {("GetObject", "str_replace"), ("GetObject", "insert"),
-                                           ("HeadObject", "delete")}:  # fmt: skip
-        ok(make_tool(), command="insert", path=command["path"], insert_line=0, insert_text="other")
+                                           ("HeadObject", "delete"), ("GetObject", "rename")}:  # fmt: skip
+        path = command.get("path", command.get("old_path"))
+        ok(make_tool(), command="insert", path=path, insert_line=0, insert_text="other")
 
 
 @pytest.mark.parametrize(("command", "operation"), CASES, ids=CASE_IDS)
