@@ -41,8 +41,9 @@ from s3memory.storage.vault import Vault
 from . import explain, observe, writes
 from .creates import create_placed
 from .dir_changes import DirectoryChanges
+from .held import HeldFiles
 from .looking import Looker
-from .moves import move_file, move_held
+from .moves import move_file
 from .placement import Placement
 from .policy import WritePolicy
 from .recent import Recent
@@ -115,6 +116,7 @@ class Memory:
         self.changes.claims.unreleased = self.recovery.due  # a record left behind: the next command releases it
         self.recent = Recent(limits.held_files)  # files just read or written: an edit of one skips its GET
         self.looker = Looker(vault, self.lister, self.placement, self.recovery, self.recent)
+        self.held = HeldFiles(vault, executor, self.placement, self.recovery, self.recent, self.policy.guard)
 
     # -- plumbing --
     @contextmanager
@@ -233,7 +235,7 @@ class Memory:
         if path.is_root:
             raise CommandError(fmt.cannot_delete_root())
         with self._failures(path.display):
-            if self._delete_held(raw_path, path):
+            if self.held.delete(raw_path, path):
                 self.policy.deleted()
                 return fmt.deleted(path.display)
             found, listing_soon = self.recovery.ensure_while(
@@ -254,15 +256,6 @@ class Memory:
             self.changes.delete_dir(path, listing)
         return fmt.deleted(path.display)
 
-    def _delete_held(self, raw_path: object, path: MemoryPath) -> bool:
-        """A file this tool holds, named like a file: one DELETE If-Match its version, no probe."""
-        held = self.recent.get(path)
-        if held is None or self.placement.looks_like_dir(raw_path, path):
-            return False
-        self._begin(path, subtree=True)
-        self.recent.forget(path)
-        return writes.delete_held(self.vault, path, held[1])
-
     # -- rename --
     @detached
     def rename(self, raw_old: object, raw_new: object) -> str:
@@ -271,7 +264,7 @@ class Memory:
         if old.is_root:
             raise CommandError(fmt.cannot_rename_root())
         with self._failures(old.display):
-            if self._rename_held(raw_old, old, new):
+            if self.held.rename(raw_old, old, new):
                 return fmt.renamed(old.display, new.display)
             reading, listing_soon, new_file, placed = self.recovery.ensure_while(
                 lambda: self.placement.probe_rename(raw_old, old, new), old, new, subtree=True
@@ -309,25 +302,6 @@ class Memory:
             self.changes.rename_dir(old, new, listing)
         self.placement.remember([new, *new.ancestors()])
         return fmt.renamed(old.display, new.display)
-
-    def _rename_held(self, raw_old: object, old: MemoryPath, new: MemoryPath) -> bool:
-        """A file this tool holds, named like a file: its copy goes with the destination's checks and
-        its delete is If-Match the held version (`moves.move_held`); False: rename it as if not held."""
-        held = self.recent.get(old)
-        if held is None or self.placement.looks_like_dir(raw_old, old) or not self.vault.keystore.sealing_is_quiet():
-            return False
-        self._begin(old, new, subtree=True)
-        self.recent.forget(old)
-        try:
-            moved = self.policy.guard.scan(held[0], new.display)
-        except CommandError:
-            return False  # answered after the destination's checks, as when nothing is held
-        new_etag = move_held(self.vault, self.placement, self.executor, old, new, moved, held[1])
-        if new_etag is None:
-            return False
-        self.recent.note(new, moved, new_etag)
-        self.placement.remember(new.ancestors())
-        return True
 
     def _renamed(self, old: MemoryPath, new: MemoryPath, listing: Sequence[ObjectInfo]) -> Iterator[MemoryPath]:
         """The new path of every file a directory rename moves."""
