@@ -459,17 +459,22 @@ def test_single_file_rename_crash_keeps_both_copies_at_worst(s3, killer, new_too
     print(f"\n[crash] single-file rename: {len(calls)} fault points, {duplicates_left} leaves a duplicate")
 
 
+def _interrupt_rename(s3, killer, new_tool, agent: str) -> None:
+    """Seed `agent`, then let a tool's rename of SRC die after its record and two copies."""
+    actor = _prepare(s3, new_tool, agent, workers=1)
+    killer.arm(4, op="s3:PutObject")  # the record, two copies, then the process dies
+    with pytest.raises(Crash):
+        actor.call(RENAME)
+    killer.arm(None)
+
+
 def test_a_new_tools_first_change_is_read_again_after_the_interrupted_one_it_completes(s3, killer, new_tool):
     """A new tool's first command reads what it will change while it lists the agent's root for
     intent records (one round trip); when a record is found, its change is completed and the reads
     are made again, so the command acts on the completed state: here the delete of DST removes
     every file the interrupted rename moves there, not only the two it had copied before the crash."""
     agent = "first-command"
-    actor = _prepare(s3, new_tool, agent, workers=1)
-    killer.arm(4, op="s3:PutObject")  # the record, two copies, then the process dies
-    with pytest.raises(Crash):
-        actor.call(RENAME)
-    killer.arm(None)
+    _interrupt_rename(s3, killer, new_tool, agent)
     with _counted(killer) as calls:
         assert ok(new_tool(agent), command="delete", path=DST) == f"Successfully deleted {DST}"
     _assert_state(s3, agent, _vault(s3, agent), "deleted")
@@ -494,11 +499,7 @@ def test_a_new_tools_first_read_is_made_again_after_the_interrupted_change_it_co
     """A new tool's first view or edit reads its file while the root is listed for intent records;
     the interrupted rename moves the file away, and the read made again finds it gone."""
     agent = "first-read"
-    actor = _prepare(s3, new_tool, agent, workers=1)
-    killer.arm(4, op="s3:PutObject")  # the record, two copies, then the process dies
-    with pytest.raises(Crash):
-        actor.call(RENAME)
-    killer.arm(None)
+    _interrupt_rename(s3, killer, new_tool, agent)
     with _counted(killer) as calls:
         assert err(new_tool(agent), **command) == answer
     _assert_state(s3, agent, _vault(s3, agent), "renamed")
