@@ -125,7 +125,7 @@ def update(
     path: MemoryPath,
     missing: str,
     change: Change[T],
-    recent: Recent | None = None,
+    recent: Recent,
     read: tuple[str, str] | None = None,
 ) -> T:
     """Apply `change` to the file at `path` (`missing`: the error if there is none); returns its description.
@@ -136,7 +136,7 @@ def update(
     refused: tuple[str, T, bool] | None = None  # (write id, result, ambiguous) of our last write refused
     # A remembered version is written to only when that writes nothing else first (no new branch
     # key): an edit refused after all must leave the bucket as it was.
-    known = None if recent is None or read is not None else recent.get(path)
+    known = None if read is not None else recent.get(path)
     if known is not None and not vault.keystore.sealing_is_quiet():
         known = None
     backoff = Backoff()
@@ -145,7 +145,7 @@ def update(
     for attempt in range(EDIT_ATTEMPTS):
         if attempt and not stale and not backoff():
             break
-        if stale and recent is not None:
+        if stale:
             recent.forget(path)
         stale, remembered = False, known is not None
         if known is not None:
@@ -157,14 +157,14 @@ def update(
                 if refused is None:
                     text, etag = vault.read(path)
                     if refusal is not None and etag == refusal[0]:
-                        _note(recent, path, text, etag)
+                        recent.note(path, text, etag)
                         raise refusal[1]  # still the version the change failed on: the same answer
                 else:
                     text, etag, last = vault.read_tracked(path)
                     if last == refused[0]:
                         # That write landed and only its answer was lost: botocore retried it and the
                         # retry met our own object (412). Applying the change again would insert twice.
-                        _note(recent, path, text, etag)
+                        recent.note(path, text, etag)
                         return refused[1]
             except NotFound:
                 raise CommandError(missing) from None
@@ -196,18 +196,12 @@ def update(
             continue
         except StorageUnavailable as err:
             new_etag = outcomes.settle_put(vault, path, write_id, etag, err, [path])
-        _note(recent, path, new_text, new_etag)
+        recent.note(path, new_text, new_etag)
         return describe(new_text)
-    if recent is not None:
-        recent.forget(path)
+    recent.forget(path)
     if refused is not None and refused[2] and _is_own(vault, path, refused[0]):
         return refused[1]
     raise CommandError(operational.busy(path.display))
-
-
-def _note(recent: Recent | None, path: MemoryPath, text: str, etag: str) -> None:
-    if recent is not None:
-        recent.note(path, text, etag)
 
 
 def delete(vault: Vault, path: MemoryPath, etag: str) -> None:
