@@ -15,7 +15,8 @@ must leave the keystore as it was too.
 from __future__ import annotations
 
 import logging
-from concurrent.futures import Executor, wait
+from collections.abc import Callable
+from concurrent.futures import Executor, Future, wait
 
 from s3memory.core import messages as fmt
 from s3memory.core.paths import MemoryPath
@@ -31,25 +32,41 @@ log = logging.getLogger("s3memory")
 
 def create_placed(vault: Vault, placement: Placement, executor: Executor, path: MemoryPath, text: str) -> str:
     """Create the file at `path` if it may go there; its ETag ("" if only a read-back saw it land)."""
-    putting = submit(executor, writes.create, vault, path, text)
+    return put_placed(vault, placement, executor, path, fmt.already_exists(path.display), writes.create, vault, path,
+                      text).result()  # fmt: skip
+
+
+def put_placed(
+    vault: Vault,
+    placement: Placement,
+    executor: Executor,
+    path: MemoryPath,
+    exists_message: str,
+    put: Callable[..., str],
+    *args: object,
+) -> Future[str]:
+    """Send `put(*args)`, a conditional PUT of `path` returning its ETag, with the placement checks
+    of `path`; its answer, once the checks passed. A check that refuses or fails raises, after the
+    object the PUT stored (if any) is deleted again in its version."""
+    putting = submit(executor, put, *args)
     try:
-        placement.check(path, fmt.already_exists(path.display), mine=vault.key(path))
+        placement.check(path, exists_message, mine=vault.key(path))
     except (CommandError, S3MemoryError):
         wait([putting])
-        undo_put(vault, path, putting.exception(), None if putting.exception() else putting.result())
+        _undo(vault, path, putting)
         raise
-    return putting.result()
+    return putting
 
 
-def undo_put(vault: Vault, path: MemoryPath, failed: BaseException | None, etag: str | None) -> None:
-    """Delete what a PUT sent with checks stored (nothing if it failed: `failed`); raise
-    `OutcomeUnknown` if that cannot be made certain."""
+def _undo(vault: Vault, path: MemoryPath, putting: Future[str]) -> None:
+    """Delete what the PUT stored (nothing if it failed); raise `OutcomeUnknown` if that cannot be made certain."""
+    failed = putting.exception()
     if isinstance(failed, OutcomeUnknown):
         raise failed  # it may have landed: the model must look, whatever the checks said
     if failed is not None:
         return  # refused (a file is there) or certainly not stored: nothing of ours to delete
     try:
-        vault.store.delete(vault.key(path), if_match=etag or None)
+        vault.store.delete(vault.key(path), if_match=putting.result() or None)
     except StorageError as err:
         log.warning("s3memory: a refused create could not be undone (%s)", err.code)
         raise outcomes.unknown(err, [path]) from None

@@ -14,7 +14,7 @@ rename is finished, never answered "already exists" while both copies are stored
 from __future__ import annotations
 
 import logging
-from concurrent.futures import Executor, wait
+from concurrent.futures import Executor
 
 from s3memory.core import messages as fmt
 from s3memory.core import operational
@@ -24,16 +24,14 @@ from s3memory.errors import (
     ConditionalConflict,
     NotFound,
     PreconditionFailed,
-    S3MemoryError,
     StorageError,
     StorageUnavailable,
 )
 from s3memory.storage.attribution import attributed, new_write_id
-from s3memory.storage.concurrency import submit
 from s3memory.storage.vault import Vault
 
 from . import outcomes
-from .creates import undo_put
+from .creates import put_placed
 from .outcomes import ReadBack, Verdict
 from .placement import Placement
 
@@ -59,15 +57,11 @@ def move_held(
     copy was refused, or the source is no longer that version: nothing was changed (a copy stored
     is deleted again), and the caller renames as if nothing were held, which words any refusal.
     A check that S3 fails raises, after the copy is deleted again."""
-    copying = submit(executor, _copy, vault, old, new, text)
-    try:
-        placement.check(new, fmt.destination_exists(new.display), mine=vault.key(new))
-    except (CommandError, S3MemoryError) as err:
-        wait([copying])
-        undo_put(vault, new, copying.exception(), None if copying.exception() else copying.result())
-        if isinstance(err, CommandError):
-            return None  # refused: the caller's path words it
-        raise  # S3 failed: nothing was changed (the copy deleted again)
+    try:  # a check that S3 fails raises (nothing was changed: the copy is deleted again)
+        copying = put_placed(vault, placement, executor, new, fmt.destination_exists(new.display), _copy, vault, old,
+                             new, text)  # fmt: skip
+    except CommandError:
+        return None  # refused: the caller's path words it
     try:
         new_etag = copying.result()
     except (CommandError, ConditionalConflict):
