@@ -4,6 +4,7 @@
 # and stopped afterwards:
 #   bash scripts/test-endpoint.sh            # MiniStack
 #   bash scripts/test-endpoint.sh localstack # LocalStack core, if installed (make test-localstack)
+#   bash scripts/test-endpoint.sh ministack tests/memory/test_x.py  # only these tests (paths or node ids)
 # The moto run (make pytest) covers everything; this run proves what moto cannot: the conditions
 # it ignores (tests marked real_conditions) and the store's real error codes. Two xdist workers,
 # each with a scratch bucket of its own (tests/support: BUCKET).
@@ -18,6 +19,7 @@ esac
 MINISTACK_VERSION=1.5.33
 MINISTACK_VENV=.venv-ministack
 suites=(tests/memory tests/storage tests/reliability tests/cli tests/admin)
+if [ $# -gt 1 ]; then suites=("${@:2}"); fi
 
 port=$("$BIN/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 work=$(mktemp -d)
