@@ -107,6 +107,7 @@ class Result:
     detail: str = ""
     calls: int = 0
     answers: list[tuple[str, bool]] = field(default_factory=list)
+    got: str = ""  # the whole answer that differed (the detail shows it cut at 300 characters)
 
     @property
     def passed(self) -> bool:

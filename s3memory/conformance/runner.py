@@ -60,12 +60,14 @@ async def _run_case(tool: Any, case: Case, result: Result) -> str:
     result.answers.append(got)
     problem = _compare(f"{case.command} {_shown(str(case.call))}", got, (case.answer, case.is_error), case.match)
     if problem:
+        result.got = got[0]
         return _broken(case, problem)
     for look in case.after:
         seen = await invoke(tool, look.input())
         result.calls += 1
         problem = _compare(f"then view {look.path}", seen, (look.answer, look.is_error))
         if problem:
+            result.got = seen[0]
             return _broken(case, problem)
     return ""
 
@@ -84,6 +86,7 @@ async def _run_race(tool: Any, case: Race, result: Result) -> str:
         text, error = await invoke(tool, {"command": "view", "path": path})
         result.calls += 1
         if error or text not in allowed:
+            result.got = text
             return _broken(case, f"then view {path}: answered {_shown(text)}, expected one of {list(allowed)}")
     return ""
 
