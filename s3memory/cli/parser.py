@@ -235,6 +235,12 @@ def build_parser() -> argparse.ArgumentParser:
                  "0 ok, the store is safe; 1 it ignores or lacks conditional writes; 2 configuration error",
                  [conn])  # fmt: skip
     p.add_argument("--json", action="store_true", help="output JSON")
+    p.add_argument("--conformance", action="store_true",
+                   help="also run the conformance kit on this bucket with the configured key source (a fresh agent "
+                        "per case under a scratch prefix, removed afterwards); exit 1 if a case fails")  # fmt: skip
+    p.add_argument("--scratch-prefix", metavar="PREFIX",
+                   help="with --conformance: where its agents go (default {prefix}.s3memory-conformance/<random>/); "
+                        "must be empty")  # fmt: skip
 
     p = _command(sub, "conformance", "run the memory tool conformance kit against any backend (a fresh memory a case)",
                  "s3memory conformance --tool mybackend:make_tool --concurrency",

@@ -97,5 +97,6 @@ RULES: dict[str, str] = {
     "race.create": "of concurrent creates of one path exactly one wins; the others answer `already exists`",
     "race.edit": "concurrent edits of one file never lose an update",
     "race.rename": "of concurrent renames of one file exactly one succeeds and one copy remains",
-    "race.delete": "of concurrent deletes of one file exactly one succeeds",
+    "race.delete": "concurrent deletes of one file remove it; at least one answers `Successfully deleted`, the others "
+    "the same or `does not exist` (a delete is idempotent: both answers are true)",
 }
