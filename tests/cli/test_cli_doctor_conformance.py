@@ -68,3 +68,25 @@ def test_it_refuses_a_scratch_prefix_that_holds_agents(capsys: Any, env: Any) ->
         "removes everything under it afterwards, so it runs only under an empty prefix (--scratch-prefix)\n"
     )
     assert [o["Key"] for o in env.list_objects_v2(Bucket=BUCKET)["Contents"]] == [AGENT_FILE]
+
+
+def test_the_report_lines_name_the_failed_case_and_the_cleanup() -> None:
+    from s3memory.admin.conformance import KitRun
+    from s3memory.cli.doctor_conformance import lines, passed
+    from s3memory.conformance import Result
+
+    case = next(c for c in CASES if c.id == "root.delete")
+    kit = KitRun("agents/.s3memory-conformance/x/", [Result(case, "fail", "breaks root.delete (...): ...")], 7, 7, 7, 0)
+    assert lines(kit) == [
+        "conformance (the kit on this bucket):",
+        "FAIL  root         delete       root.delete  root.delete",
+        "      breaks root.delete (...): ...",
+        "by concern:",
+        "  root           0 passed    1 failed    0 skipped",
+        "by command:",
+        "  delete         0 passed    1 failed    0 skipped",
+        "1 cases: 0 passed, 1 failed, 0 skipped",
+        "conformance scratch prefix agents/.s3memory-conformance/x/: created 7 objects; removed 7 object versions "
+        "and delete markers; left 0",
+    ]
+    assert (passed(kit), passed(None)) == (False, True)
