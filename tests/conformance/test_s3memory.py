@@ -47,6 +47,12 @@ def test_every_case_passes_with_plain_names(s3: Any) -> None:
     assert summary(results)[-1] == f"{len(CASES)} cases: {len(CASES) - skipped} passed, 0 failed, {skipped} skipped"
 
 
+# On an endpoint the plain run (races included) is the reference; the other two make the same kinds
+# of request, and each full run there costs minutes of `make test-ministack`.
+moto_run_only = pytest.mark.skipif(not ON_MOTO, reason="on an endpoint the plain-names run is the reference")
+
+
+@moto_run_only
 def test_every_case_passes_with_encrypted_names(s3: Any) -> None:
     results = run(factory(s3, names="encrypted"), CASES, CLAIMS)
     assert failures(results) == {}
@@ -59,6 +65,7 @@ def _shows_the_root(case: Case | Race) -> bool:
     return ROOT in case.answer or any(ROOT in look.answer for look in case.after)
 
 
+@moto_run_only
 def test_a_mount_changes_only_the_listing_of_the_root(s3: Any) -> None:
     """With a store mounted at /memories/zz, every answer about the agent's own paths is the kit's; the
     listings of /memories (and only they) show the mount as one more directory entry."""
