@@ -65,3 +65,13 @@ def test_json_and_a_selection(capsys: Any, example: Path) -> None:
     ]
     code, out, err = run(capsys, "conformance", "--tool", "example_memory:DictMemory", "--case", "root.empty")
     assert (code, out.splitlines()[-1], err) == (0, "1 cases: 1 passed, 0 failed, 0 skipped", "")
+
+
+def test_the_list_names_every_case_once(capsys: Any) -> None:
+    from s3memory.conformance import CASES
+
+    code, out, err = run(capsys, "conformance", "--list")
+    lines = out.splitlines()
+    assert (code, err, len(lines)) == (0, "", len(CASES))
+    assert lines[0].split() == ["paths.sibling-create", "paths", "create", "paths.prefix", "decision"]
+    assert len({line.split()[0] for line in lines}) == len(CASES) == 202
