@@ -18,7 +18,7 @@ case "$store" in
 esac
 MINISTACK_VERSION=1.5.33
 MINISTACK_VENV=.venv-ministack
-suites=(tests/memory tests/storage tests/reliability tests/cli tests/admin)
+suites=(tests/memory tests/storage tests/reliability tests/cli tests/admin tests/conformance/test_s3memory.py)
 if [ $# -gt 1 ]; then suites=("${@:2}"); fi
 
 port=$("$BIN/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')

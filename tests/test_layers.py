@@ -1,6 +1,7 @@
 """The package's layering, read from the source: imports point down only.
 
     cli → admin → memory → storage → core        tool → memory        mcp → memory
+    conformance (the kit: its own cases and runner, nothing else of s3memory), used by admin and cli
 
 `errors` sits below everything; `config` (settings) may use storage and core and is used by
 `tool`, `mcp` and `cli` (which starts the MCP server). Every import counts: module level,
@@ -24,15 +25,19 @@ ALLOWED = {
     "core": {"core"},
     "storage": {"core", "storage"},
     "memory": {"core", "storage", "memory"},
-    "admin": {"core", "storage", "memory", "admin"},
+    "admin": {"core", "storage", "memory", "admin", "conformance"},  # doctor --conformance
     "config": {"core", "storage"},
     "tool": {"core", "storage", "memory", "config"},
     "mcp": {"core", "storage", "memory", "config"},  # the MCP server: an adapter like tool, without anthropic
-    "cli": {"core", "storage", "memory", "admin", "cli", "config", "tool", "mcp"},
+    "cli": {"core", "storage", "memory", "admin", "cli", "config", "tool", "mcp", "conformance"},
+    # The conformance kit tests any backend, so it stands apart from s3memory's own code: the standard
+    # library only (pytest in its pytest entry point), never anthropic (it drives tools by duck typing).
+    "conformance": {"conformance"},
     "__main__": {"cli"},  # `python -m s3memory`: the command line, nothing else
 }
 ANTHROPIC_USERS = {"s3memory.tool", "s3memory.cli.chat"}
 CORE_THIRD_PARTY = {"cryptography"}
+KIT_THIRD_PARTY = {"s3memory.conformance.pytest_plugin": {"pytest"}}
 
 
 def module_name(path: Path, root: Path = PACKAGE) -> str:
@@ -86,6 +91,9 @@ def violations(root: Path = PACKAGE) -> list[str]:
                 problems.append(f"{where}: {name} imports anthropic (only {sorted(ANTHROPIC_USERS)} may)")
             if own == "core" and top != "s3memory" and top not in sys.stdlib_module_names | CORE_THIRD_PARTY:
                 problems.append(f"{where}: core must stay pure, but {name} imports {target}")
+            kit_allowed = sys.stdlib_module_names | KIT_THIRD_PARTY.get(name, set())
+            if own == "conformance" and top != "s3memory" and top not in kit_allowed:
+                problems.append(f"{where}: the conformance kit uses the standard library only, not {target} ({name})")
             if top != "s3memory" or target == "s3memory":
                 continue
             other = unit(target)
@@ -184,6 +192,9 @@ def test_every_module_belongs_to_a_known_unit() -> None:
         ("memory/bad.py", "from ..cli.exits import Failed", "s3memory.memory.bad (memory) imports s3memory.cli.exits"),
         ("admin/bad.py", "def f():\n    from s3memory.tool import S3MemoryTool", "imports s3memory.tool (tool)"),
         ("memory/bad.py", "import anthropic", "s3memory.memory.bad imports anthropic"),
+        ("conformance/bad.py", "from s3memory.core import messages", "s3memory.conformance.bad (conformance) imports"),
+        ("conformance/bad.py", "import boto3", "the conformance kit uses the standard library only, not boto3"),
+        ("memory/bad.py", "from s3memory.conformance import CASES", "s3memory.memory.bad (memory) imports"),
     ],
 )
 def test_an_upward_import_is_caught(tmp_path: Path, module: str, line: str, expected: str) -> None:

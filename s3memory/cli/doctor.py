@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 
+from . import doctor_conformance as kit_report
 from .context import connect, emit_json, say
 from .exits import EXIT_FAILED, EXIT_OK
 
@@ -17,10 +18,11 @@ def run_doctor(args: argparse.Namespace) -> int:
         diagnosis = Doctor(
             ctx.store.s3, ctx.kms, ctx.settings.bucket, ctx.settings.prefix, kms_key, ctx.keystore.bucket
         ).run()
+    kit = kit_report.run_kit(args, diagnosis) if args.conformance else None  # the kit on this bucket (--conformance)
     if args.json:
         checksums = diagnosis.checksums.ok if diagnosis.checksums else None  # null: not probed
-        emit_json(diagnosis.to_json() | {"checksums": checksums})
-        return EXIT_OK if diagnosis.safe and not diagnosis.keys_at_risk else EXIT_FAILED
+        emit_json(diagnosis.to_json() | {"checksums": checksums} | kit_report.as_json(kit))
+        return EXIT_OK if diagnosis.safe and not diagnosis.keys_at_risk and kit_report.passed(kit) else EXIT_FAILED
     say(f"store: {diagnosis.endpoint}, bucket {ctx.settings.bucket}")
     width = max(len(p.name) for p in diagnosis.probes)
     rows = [*diagnosis.probes, *([diagnosis.checksums] if diagnosis.checksums else [])]
@@ -36,4 +38,6 @@ def run_doctor(args: argparse.Namespace) -> int:
         say("KEYS AT RISK: a lifecycle rule would delete or archive the agents' branch keys (keystore_lifecycle)")
     for text in diagnosis.weaker:
         say(f"weaker: {text}")
-    return EXIT_OK if diagnosis.safe and not diagnosis.keys_at_risk else EXIT_FAILED
+    for line in kit_report.lines(kit) if kit else []:
+        say(line)
+    return EXIT_OK if diagnosis.safe and not diagnosis.keys_at_risk and kit_report.passed(kit) else EXIT_FAILED

@@ -37,6 +37,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "redact": ("redact", "run_redact"),
     "restore": ("history", "run_restore"),
     "doctor": ("doctor", "run_doctor"),
+    "conformance": ("conformance", "run_conformance"),
     "mcp": ("mcp", "run_mcp"),
 }
 
@@ -233,6 +234,24 @@ def build_parser() -> argparse.ArgumentParser:
                  "s3memory doctor --endpoint-url http://127.0.0.1:4566 --json",
                  "0 ok, the store is safe; 1 it ignores or lacks conditional writes; 2 configuration error",
                  [conn])  # fmt: skip
+    p.add_argument("--json", action="store_true", help="output JSON")
+    p.add_argument("--conformance", action="store_true",
+                   help="also run the conformance kit on this bucket with the configured key source (a fresh agent "
+                        "per case under a scratch prefix, removed afterwards); exit 1 if a case fails")  # fmt: skip
+    p.add_argument("--scratch-prefix", metavar="PREFIX",
+                   help="with --conformance: where its agents go (default {prefix}.s3memory-conformance/<random>/); "
+                        "must be empty")  # fmt: skip
+
+    p = _command(sub, "conformance", "run the memory tool conformance kit against any backend (a fresh memory a case)",
+                 "s3memory conformance --tool mybackend:make_tool --concurrency",
+                 "0 every case passed, 1 a case failed, 2 usage error (a --tool that cannot be loaded)")  # fmt: skip
+    p.add_argument("--tool", metavar="MODULE:FACTORY",
+                   help="a callable returning a fresh, empty memory tool (call(input), sync or async)")  # fmt: skip
+    p.add_argument("--concurrency", action="store_true",
+                   help="the backend claims concurrency: also run the race cases (calls started together)")  # fmt: skip
+    p.add_argument("--concern", action="append", metavar="CONCERN", help="only this concern (repeatable)")
+    p.add_argument("--case", action="append", metavar="ID", help="only this case (repeatable)")
+    p.add_argument("--list", action="store_true", help="list the cases (id, concern, command, rule, source)")
     p.add_argument("--json", action="store_true", help="output JSON")
 
     p = _command(sub, "prune", "delete an agent's files not modified (or not used) for a given time",

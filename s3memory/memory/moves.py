@@ -43,6 +43,13 @@ def move_file(vault: Vault, old: MemoryPath, new: MemoryPath, text: str, etag: s
     new_etag = _copy(vault, old, new, text)
     try:
         _delete_moved(vault, old, etag)
+    except NotFound:
+        # Another writer deleted or renamed the source since it was read: this rename did not
+        # happen (of two racing renames, one moves the file), so the copy goes again.
+        undo = _undo_copy(vault, new, new_etag)
+        if undo.verdict is not Verdict.LANDED:
+            raise outcomes.unknown(StorageUnavailable("NoSuchKey", "DeleteObject"), [old, new]) from None
+        raise CommandError(fmt.does_not_exist(old.display)) from None
     except StorageError as err:
         _settle_failed_move(vault, old, new, etag, new_etag, err)
     return new_etag
@@ -67,7 +74,7 @@ def move_held(
     except (CommandError, ConditionalConflict):
         return None  # a file there, or a create of it under way: the caller's path answers
     try:
-        vault.store.delete(vault.key(old), if_match=etag, missing_ok=False)
+        _delete_source(vault, old, etag)
     except (PreconditionFailed, ConditionalConflict, NotFound):
         undo = _undo_copy(vault, new, new_etag)  # changed or gone since: the held text is not the source
         if undo.verdict is not Verdict.LANDED:
@@ -98,10 +105,21 @@ def _copy(vault: Vault, old: MemoryPath, new: MemoryPath, text: str) -> str:
         return outcomes.settle_put(vault, new, write_id, None, err, [old, new])
 
 
+def _delete_source(vault: Vault, old: MemoryPath, etag: str) -> None:
+    """DELETE the source If-Match `etag`; `NotFound` when it was already gone, unless botocore
+    retried the request: then our own first attempt may have deleted it (its answer lost), and the
+    delete counts as done (the copy is kept: no content can be lost)."""
+    try:
+        vault.store.delete(vault.key(old), if_match=etag, missing_ok=False)
+    except NotFound as err:
+        if err.retries == 0:
+            raise
+
+
 def _delete_moved(vault: Vault, old: MemoryPath, etag: str) -> None:
     """Delete the moved source only in the version that was copied; a newer edit is kept."""
     try:
-        vault.store.delete(vault.key(old), if_match=etag)
+        _delete_source(vault, old, etag)
     except PreconditionFailed:
         log.warning("s3memory: source changed during rename; both copies kept")
 
