@@ -126,10 +126,11 @@ def _on_local(args: argparse.Namespace, ctx: Context, plan: Plan, started: float
     settings = ctx.key_source or ctx.settings
     progress = ctx.progress(f"fleet {plan.job}")
     clients = (lambda s: build(s, None)) if build is not None else None
-    local.run(plan, settings, progress, workers=args.fleet_workers, pool="thread" if build else "process",
-              clients=clients, size=getattr(args, "batch_size", None))  # fmt: skip
+    results = local.run(plan, settings, progress, workers=args.fleet_workers, pool="thread" if build else "process",
+                        clients=clients, size=getattr(args, "batch_size", None))  # fmt: skip
     progress.finish()
-    return _show(args, plan.run_id, plan.job, report(ctx.store.s3, plan.where, plan.run_id, plan.items), started)
+    rep = report(ctx.store.s3, plan.where, plan.run_id, plan.items, results)
+    return _show(args, plan.run_id, plan.job, rep, started)
 
 
 def _sfn(ctx: Context) -> Any:
