@@ -139,8 +139,12 @@ def _row(files: int, job: str, phase: Phase, agents: int) -> dict[str, Any]:
             "cpu": phase.cpu_seconds / agents}  # fmt: skip
 
 
-def engine(agents: int, workers: tuple[int, ...], job: str, options: dict[str, Any]) -> list[dict[str, Any]]:
-    """Agents per second of the local engine at each number of worker processes (forked)."""
+def engine(
+    agents: int, workers: tuple[int, ...], job: str, options: dict[str, Any], scale: float = 1.0
+) -> list[dict[str, Any]]:
+    """Agents per second of the local engine at each number of worker processes (forked), with the
+    latency `scale` times 20 ms per S3 and 15 ms per KMS request."""
+    METER.delays = {"s3": 0.020 * scale, "kms": 0.015 * scale}
     rows = []
     with mock_aws():
         s3, kms = clients(Settings.model_construct())
@@ -160,7 +164,8 @@ def engine(agents: int, workers: tuple[int, ...], job: str, options: dict[str, A
             seconds = time.perf_counter() - started
             METER.enabled = False
             assert all(r["outcome"] in ("ok", "dry_run") for r in results), results[:3]
-            rows.append({"job": job, "workers": n, "agents": agents, "seconds": seconds, "rate": agents / seconds})
+            rows.append({"job": job, "workers": n, "agents": agents, "seconds": seconds, "rate": agents / seconds,
+                         "latency": f"{20 * scale:g} ms"})  # fmt: skip
     return rows
 
 
@@ -185,6 +190,7 @@ def main_(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch", type=int, default=4, help="agents per batch in the per-agent rows (default 4)")
     parser.add_argument("--scale", type=float, default=10.0,
                         help="the latency of the round-trip pass, times 20/15 ms (default 10)")  # fmt: skip
+    parser.add_argument("--engine-scales", default="1", help="latency scales of the engine runs (default 1)")
     parser.add_argument("--skip-engine", action="store_true")
     parser.add_argument("--skip-agents", action="store_true")
     args = parser.parse_args(argv)
@@ -202,13 +208,17 @@ def main_(argv: list[str] | None = None) -> int:
                                                                           lambda v: f"{v:.3f}")]))  # fmt: skip
     if not args.skip_engine:
         workers = tuple(int(n) for n in args.workers.split(","))
-        erows = engine(args.agents, workers, "prune", {"older_than": "90d", "dry_run": True})
-        erows += engine(args.agents, workers, "verify", {})
+        erows = []
+        for scale in (float(x) for x in args.engine_scales.split(",")):
+            erows += engine(args.agents, workers, "prune", {"older_than": "90d", "dry_run": True}, scale)
+            erows += engine(args.agents, workers, "verify", {}, scale)
         for row in erows:
-            serial = next(r["rate"] for r in erows if r["job"] == row["job"] and r["workers"] == workers[0])
+            serial = next(r["rate"] for r in erows if (r["job"], r["latency"], r["workers"]) ==
+                          (row["job"], row["latency"], workers[0]))  # fmt: skip
             row["speedup"] = row["rate"] / serial
         print("## Local engine, agents of 20 files\n")
-        print(_table(erows, [("job", "job", text), ("workers", "workers", text), ("agents", "agents", text),
+        print(_table(erows, [("job", "job", text), ("S3 latency", "latency", text), ("workers", "workers", text),
+                             ("agents", "agents", text),
                              ("wall s", "seconds", lambda v: f"{v:.2f}"), ("agents/s", "rate", lambda v: f"{v:.1f}"),
                              ("x serial", "speedup", lambda v: f"{v:.1f}")]))  # fmt: skip
     return 0

@@ -106,6 +106,8 @@ def _run(args: argparse.Namespace) -> int:
 
     started = time.monotonic()
     options = _options(args)
+    if args.engine == "stepfunctions":
+        _state_machine(args)
     with connect(args, keys=False) as ctx:
         where = _where(ctx, args)
         plan = Plan(args.job, options, new_run_id(), where, _items(ctx, args))
@@ -142,10 +144,11 @@ def _sfn(ctx: Context) -> Any:
     return client("stepfunctions", session=session, endpoint_url=ctx.settings.endpoint_url)
 
 
-def _on_stepfunctions(args: argparse.Namespace, ctx: Context, plan: Plan, key: str, started: float) -> int:
+def _state_machine(args: argparse.Namespace) -> str:
+    """The state machine of `--engine stepfunctions`, its options checked (before anything is written)."""
     from s3memory.fleet import stepfunctions as engine
 
-    arn = args.state_machine or os.environ.get(engine.STATE_MACHINE, "").strip()
+    arn = str(args.state_machine or os.environ.get(engine.STATE_MACHINE, "")).strip()
     if not arn:
         raise UsageError("--engine stepfunctions needs the state machine: --state-machine ARN or "
                          f"{engine.STATE_MACHINE} (the Terraform module's fleet state machine)")  # fmt: skip
@@ -153,6 +156,15 @@ def _on_stepfunctions(args: argparse.Namespace, ctx: Context, plan: Plan, key: s
         raise UsageError("--max-concurrency: a whole number from 1 to 10,000 (Distributed Map's limit)")
     if not 0 <= args.tolerated_failure_percentage <= 100:
         raise UsageError("--tolerated-failure-percentage: a number from 0 to 100")
+    if args.batch_size is not None and args.batch_size < 1:
+        raise UsageError("--batch-size: a whole number, 1 or more")
+    return arn
+
+
+def _on_stepfunctions(args: argparse.Namespace, ctx: Context, plan: Plan, key: str, started: float) -> int:
+    from s3memory.fleet import stepfunctions as engine
+
+    arn = _state_machine(args)
     sfn = _sfn(ctx)
     payload = engine.execution_input(plan, key, args.batch_size or SFN_BATCH, args.max_concurrency,
                                      args.tolerated_failure_percentage)  # fmt: skip

@@ -171,3 +171,22 @@ def test_shred_and_purge_never_run_on_every_agent(env: Any, capsys: Any) -> None
         assert err == (f"s3memory: error: {job} runs on an explicit list of agents only: "
                        "pass --agents FILE (never --all)\n")  # fmt: skip
     assert len(memory(env, "agent-0000")) == 1
+
+
+def test_the_stepfunctions_engine_names_the_state_machine_it_needs(env: Any, capsys: Any) -> None:
+    env.put_object(Bucket=BUCKET, Key="agents/agent-0000/f0.md", Body=b"x")
+    code, _, err = run(capsys, "fleet", "run", "verify", "--all", "--engine", "stepfunctions")
+    assert code == 2
+    assert err == ("s3memory: error: --engine stepfunctions needs the state machine: --state-machine ARN or "
+                   "S3MEMORY_FLEET_STATE_MACHINE (the Terraform module's fleet state machine)\n")  # fmt: skip
+
+
+def test_a_destructive_fleet_job_without_a_terminal_needs_yes(env: Any, capsys: Any, tmp_path: Path) -> None:
+    env.put_object(Bucket=BUCKET, Key="agents/agent-0000/f0.md", Body=b"x")
+    listed = tmp_path / "agents.txt"
+    listed.write_text("agent-0000\n", encoding="utf-8")
+    code, _, err = run(capsys, "fleet", "run", "purge", "--agents", str(listed))
+    assert code == 2
+    assert err == ("s3memory: error: fleet purge asks for the bucket name to be typed, but stdin is not a terminal; "
+                   "pass --yes\n")  # fmt: skip
+    assert memory(env, "agent-0000") == ["f0.md"]
