@@ -120,7 +120,18 @@ def _run(args: argparse.Namespace) -> int:
         return _on_local(args, ctx, plan, started)
 
 
-def _on_local(args: argparse.Namespace, ctx: Context, plan: Plan, started: float) -> int:
+def _not_done(ctx: Context, plan: Plan) -> list[Any]:
+    """The items of the run that are not done (failed or not reached): all a local redrive sends (the
+    worker still skips an item done meanwhile)."""
+    from s3memory.fleet.runs import report
+
+    rep = report(ctx.store.s3, plan.where, plan.run_id, plan.items)
+    return [i for i in plan.items if i not in rep.finished]
+
+
+def _on_local(args: argparse.Namespace, ctx: Context, plan: Plan, started: float, todo: list[Any] | None = None) -> int:
+    from dataclasses import replace
+
     from s3memory.fleet import local
     from s3memory.fleet.runs import report
 
@@ -128,7 +139,8 @@ def _on_local(args: argparse.Namespace, ctx: Context, plan: Plan, started: float
     settings = ctx.key_source or ctx.settings
     progress = ctx.progress(f"fleet {plan.job}")
     clients = (lambda s: build(s, None)) if build is not None else None
-    results = local.run(plan, settings, progress, workers=args.fleet_workers, pool="thread" if build else "process",
+    sent = plan if todo is None else replace(plan, items=todo)
+    results = local.run(sent, settings, progress, workers=args.fleet_workers, pool="thread" if build else "process",
                         clients=clients, size=getattr(args, "batch_size", None))  # fmt: skip
     progress.finish()
     rep = report(ctx.store.s3, plan.where, plan.run_id, plan.items, results)
@@ -273,4 +285,4 @@ def _redrive(args: argparse.Namespace) -> int:
             return _follow(args, ctx, sfn, args.execution, plan, started)
         args.job = plan.job
         _confirm(args, ctx, plan)
-        return _on_local(args, ctx, plan, started)
+        return _on_local(args, ctx, plan, started, todo=_not_done(ctx, plan))

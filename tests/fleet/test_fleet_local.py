@@ -105,7 +105,7 @@ def test_a_failing_agent_is_tolerated_reported_and_a_redrive_does_only_it(
     assert code == 0, err
     report = json.loads(out)
     assert (report["finished"], report["failed"], report["complete"]) == (AGENTS, [], True)
-    assert seen == Counter({"agents/agent-0007/": 1})  # the others were skipped: one LIST for the batch's markers
+    assert seen == Counter({"agents/agent-0007/": 1})  # the others are done: not sent again
     assert len(ids) == AGENTS
 
 
