@@ -2,6 +2,7 @@
 
     cli → admin → memory → storage → core        tool → memory        mcp → memory
     conformance (the kit: its own cases and runner, nothing else of s3memory), used by admin and cli
+    cli → fleet → admin
 
 `errors` sits below everything; `config` (settings) may use storage and core and is used by
 `tool`, `mcp` and `cli` (which starts the MCP server). Every import counts: module level,
@@ -29,10 +30,11 @@ ALLOWED = {
     "config": {"core", "storage"},
     "tool": {"core", "storage", "memory", "config"},
     "mcp": {"core", "storage", "memory", "config"},  # the MCP server: an adapter like tool, without anthropic
-    "cli": {"core", "storage", "memory", "admin", "cli", "config", "tool", "mcp", "conformance"},
+    "cli": {"core", "storage", "memory", "admin", "cli", "config", "tool", "mcp", "fleet", "conformance"},
     # The conformance kit tests any backend, so it stands apart from s3memory's own code: the standard
     # library only (pytest in its pytest entry point), never anthropic (it drives tools by duck typing).
     "conformance": {"conformance"},
+    "fleet": {"core", "storage", "admin", "config", "fleet"},  # fleet jobs: the admin library over many agents
     "__main__": {"cli"},  # `python -m s3memory`: the command line, nothing else
 }
 ANTHROPIC_USERS = {"s3memory.tool", "s3memory.cli.chat"}
