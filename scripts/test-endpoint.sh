@@ -25,7 +25,7 @@ port=$("$BIN/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1"
 work=$(mktemp -d)
 case "$store" in
   ministack)
-    if [ ! -x "$MINISTACK_VENV/bin/ministack" ] || ! "$MINISTACK_VENV/bin/pip" show ministack 2>/dev/null | grep -qx "Version: $MINISTACK_VERSION"; then
+    if [ ! -x "$MINISTACK_VENV/bin/ministack" ] || ! "$MINISTACK_VENV/bin/pip" show ministack 2>/dev/null | grep -x "Version: $MINISTACK_VERSION" >/dev/null; then
       python3 -m venv "$MINISTACK_VENV"
       "$MINISTACK_VENV/bin/pip" install --quiet "ministack==$MINISTACK_VERSION"
     fi
