@@ -1,6 +1,7 @@
 """The package's layering, read from the source: imports point down only.
 
     cli → admin → memory → storage → core        tool → memory        mcp → memory
+    cli → fleet → admin
 
 `errors` sits below everything; `config` (settings) may use storage and core and is used by
 `tool`, `mcp` and `cli` (which starts the MCP server). Every import counts: module level,
@@ -28,7 +29,8 @@ ALLOWED = {
     "config": {"core", "storage"},
     "tool": {"core", "storage", "memory", "config"},
     "mcp": {"core", "storage", "memory", "config"},  # the MCP server: an adapter like tool, without anthropic
-    "cli": {"core", "storage", "memory", "admin", "cli", "config", "tool", "mcp"},
+    "fleet": {"core", "storage", "admin", "config", "fleet"},  # fleet jobs: the admin library over many agents
+    "cli": {"core", "storage", "memory", "admin", "cli", "config", "tool", "mcp", "fleet"},
     "__main__": {"cli"},  # `python -m s3memory`: the command line, nothing else
 }
 ANTHROPIC_USERS = {"s3memory.tool", "s3memory.cli.chat"}

@@ -38,6 +38,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "restore": ("history", "run_restore"),
     "doctor": ("doctor", "run_doctor"),
     "mcp": ("mcp", "run_mcp"),
+    "fleet": ("fleet", "run_fleet"),
 }
 
 
@@ -258,6 +259,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--mount", type=mount, action="append", metavar="NAME=STORE[:ro|:rw]",
                    help="show a shared store at /memories/NAME (read-only unless :rw); repeatable; "
                         "replaces S3MEMORY_MOUNTS")  # fmt: skip
+    from . import fleet_args
+
+    fleet_args.add(sub, conn, _command)
     for name in REPORTS:  # the other commands that report take --json too (docs/cli.md: JSON output)
         sub.choices[name].add_argument("--json", action="store_true", help="the report as JSON on stdout")
     return parser
