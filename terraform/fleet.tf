@@ -381,8 +381,7 @@ locals {
   retention_name    = "${var.name}-retention"
   # The scheduled execution's input; the state machine names the run and lists the agents.
   retention_input = {
-    job        = "prune"
-    role_class = var.retention_dry_run ? "inspect" : "prune"
+    job = "prune"
     options = merge(
       { dry_run = var.retention_dry_run },
       var.retention_not_accessed_days != null ? { not_accessed_for = "${var.retention_not_accessed_days}d" } : {},

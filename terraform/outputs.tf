@@ -113,7 +113,7 @@ output "fleet_state_machine_arn" {
 
 output "fleet_results_bucket" {
   description = "Bucket of the fleet runs' manifests and results (null while fleet_jobs is off)."
-  value       = one(aws_s3_bucket.fleet_results[*].id)
+  value       = one(aws_s3_bucket.fleet_results[*].bucket)
 }
 
 output "fleet_results_prefix" {
