@@ -99,7 +99,7 @@ class Lambdas:
             raise refused
         try:
             answer = self.handler(event, Context())
-        except Exception as failure:  # noqa: BLE001 - the Python runtime reports any exception
+        except Exception as failure:
             invocation.error = type(failure).__name__
             return json.dumps({"errorType": type(failure).__name__, "errorMessage": str(failure)}), True, ""
         invocation.answer = answer
