@@ -106,6 +106,8 @@ def _run(args: argparse.Namespace) -> int:
 
     started = time.monotonic()
     options = _options(args)
+    if args.engine == "stepfunctions":
+        _state_machine(args)
     with connect(args, keys=False) as ctx:
         where = _where(ctx, args)
         plan = Plan(args.job, options, new_run_id(), where, _items(ctx, args))
@@ -118,7 +120,18 @@ def _run(args: argparse.Namespace) -> int:
         return _on_local(args, ctx, plan, started)
 
 
-def _on_local(args: argparse.Namespace, ctx: Context, plan: Plan, started: float) -> int:
+def _not_done(ctx: Context, plan: Plan) -> list[Any]:
+    """The items of the run that are not done (failed or not reached): all a local redrive sends (the
+    worker still skips an item done meanwhile)."""
+    from s3memory.fleet.runs import report
+
+    rep = report(ctx.store.s3, plan.where, plan.run_id, plan.items)
+    return [i for i in plan.items if i not in rep.finished]
+
+
+def _on_local(args: argparse.Namespace, ctx: Context, plan: Plan, started: float, todo: list[Any] | None = None) -> int:
+    from dataclasses import replace
+
     from s3memory.fleet import local
     from s3memory.fleet.runs import report
 
@@ -126,10 +139,12 @@ def _on_local(args: argparse.Namespace, ctx: Context, plan: Plan, started: float
     settings = ctx.key_source or ctx.settings
     progress = ctx.progress(f"fleet {plan.job}")
     clients = (lambda s: build(s, None)) if build is not None else None
-    local.run(plan, settings, progress, workers=args.fleet_workers, pool="thread" if build else "process",
-              clients=clients, size=getattr(args, "batch_size", None))  # fmt: skip
+    sent = plan if todo is None else replace(plan, items=todo)
+    results = local.run(sent, settings, progress, workers=args.fleet_workers, pool="thread" if build else "process",
+                        clients=clients, size=getattr(args, "batch_size", None))  # fmt: skip
     progress.finish()
-    return _show(args, plan.run_id, plan.job, report(ctx.store.s3, plan.where, plan.run_id, plan.items), started)
+    rep = report(ctx.store.s3, plan.where, plan.run_id, plan.items, results)
+    return _show(args, plan.run_id, plan.job, rep, started)
 
 
 def _sfn(ctx: Context) -> Any:
@@ -141,10 +156,11 @@ def _sfn(ctx: Context) -> Any:
     return client("stepfunctions", session=session, endpoint_url=ctx.settings.endpoint_url)
 
 
-def _on_stepfunctions(args: argparse.Namespace, ctx: Context, plan: Plan, key: str, started: float) -> int:
+def _state_machine(args: argparse.Namespace) -> str:
+    """The state machine of `--engine stepfunctions`, its options checked (before anything is written)."""
     from s3memory.fleet import stepfunctions as engine
 
-    arn = args.state_machine or os.environ.get(engine.STATE_MACHINE, "").strip()
+    arn = str(args.state_machine or os.environ.get(engine.STATE_MACHINE, "")).strip()
     if not arn:
         raise UsageError("--engine stepfunctions needs the state machine: --state-machine ARN or "
                          f"{engine.STATE_MACHINE} (the Terraform module's fleet state machine)")  # fmt: skip
@@ -152,6 +168,15 @@ def _on_stepfunctions(args: argparse.Namespace, ctx: Context, plan: Plan, key: s
         raise UsageError("--max-concurrency: a whole number from 1 to 10,000 (Distributed Map's limit)")
     if not 0 <= args.tolerated_failure_percentage <= 100:
         raise UsageError("--tolerated-failure-percentage: a number from 0 to 100")
+    if args.batch_size is not None and args.batch_size < 1:
+        raise UsageError("--batch-size: a whole number, 1 or more")
+    return arn
+
+
+def _on_stepfunctions(args: argparse.Namespace, ctx: Context, plan: Plan, key: str, started: float) -> int:
+    from s3memory.fleet import stepfunctions as engine
+
+    arn = _state_machine(args)
     sfn = _sfn(ctx)
     payload = engine.execution_input(plan, key, args.batch_size or SFN_BATCH, args.max_concurrency,
                                      args.tolerated_failure_percentage)  # fmt: skip
@@ -260,4 +285,4 @@ def _redrive(args: argparse.Namespace) -> int:
             return _follow(args, ctx, sfn, args.execution, plan, started)
         args.job = plan.job
         _confirm(args, ctx, plan)
-        return _on_local(args, ctx, plan, started)
+        return _on_local(args, ctx, plan, started, todo=_not_done(ctx, plan))

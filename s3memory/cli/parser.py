@@ -10,6 +10,7 @@ from s3memory.core.version import __version__
 
 from .arguments import Parser, agent_id, mount, owner_options, parents
 from .exits import PROG
+from .fleet_args import add as add_fleet
 from .logs import add_argument as add_log_level
 
 # Every command: the module (under s3memory.cli) and the function that runs it, imported on use.
@@ -259,9 +260,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--mount", type=mount, action="append", metavar="NAME=STORE[:ro|:rw]",
                    help="show a shared store at /memories/NAME (read-only unless :rw); repeatable; "
                         "replaces S3MEMORY_MOUNTS")  # fmt: skip
-    from . import fleet_args
-
-    fleet_args.add(sub, conn, _command)
+    add_fleet(sub, conn, _command)
     for name in REPORTS:  # the other commands that report take --json too (docs/cli.md: JSON output)
         sub.choices[name].add_argument("--json", action="store_true", help="the report as JSON on stdout")
     return parser

@@ -4,6 +4,7 @@ boto3 clients, the stores and a thread pool (building clients per agent cost hal
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -50,11 +51,13 @@ class Runtime:
     kms: Any
     store: AdminStore
     pool: Pool
+    markers: ThreadPoolExecutor  # writes the results' markers while the next agent runs
 
     @classmethod
     def build(cls, settings: StorageSettings, clients: Clients | None = None) -> Runtime:
         s3, kms = (clients or StorageSettings.clients)(settings)
-        return cls(settings, s3, kms, AdminStore(s3, settings.bucket), Pool(settings.max_workers))
+        markers = ThreadPoolExecutor(4, thread_name_prefix="s3memory-fleet-results")
+        return cls(settings, s3, kms, AdminStore(s3, settings.bucket), Pool(settings.max_workers), markers)
 
     @property
     def prefix(self) -> str:
@@ -92,4 +95,5 @@ class Runtime:
         return with_codec(plain, STORED_KEYS)
 
     def close(self) -> None:
+        self.markers.shutdown(wait=True)
         self.pool.__exit__(None, None, None)

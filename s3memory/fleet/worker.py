@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from typing import Any
 
 from s3memory.core.paths import store_owner
@@ -56,19 +57,25 @@ def process_batch(
     reserve = float(os.environ.get(RESERVE, DEFAULT_RESERVE_SECONDS))
     done = done_ids(rt.s3, where, run_id, items) if items else set()
     results: list[dict[str, Any]] = []
-    for item in items:
-        if item in done:
-            stored = read(rt.s3, where, where.marker(run_id, "done", item))
-            results.append({**stored, "outcome": "skipped", "previous": stored.get("outcome", "")})
-            continue
-        if seconds_left() < reserve:
-            record = result(item, "deadline", reason="deadline")
-        else:
-            owner = item.id if item.kind == "agent" else store_owner(item.id)
-            ended = run(rt, job, owner, options)
-            record = result(item, ended.outcome, ended.counts, ended.reason)
-        write(rt.s3, where, run_id, "done" if record["outcome"] in FINISHED else "failed", record)
-        results.append(record)
+    writes: list[Future[None]] = []  # each agent's marker goes out while the next agent runs
+    try:
+        for item in items:
+            if item in done:
+                stored = read(rt.s3, where, where.marker(run_id, "done", item))
+                results.append({**stored, "outcome": "skipped", "previous": stored.get("outcome", "")})
+                continue
+            if seconds_left() < reserve:
+                record = result(item, "deadline", reason="deadline")
+            else:
+                owner = item.id if item.kind == "agent" else store_owner(item.id)
+                ended = run(rt, job, owner, options)
+                record = result(item, ended.outcome, ended.counts, ended.reason)
+            state = "done" if record["outcome"] in FINISHED else "failed"
+            writes.append(rt.markers.submit(write, rt.s3, where, run_id, state, record))
+            results.append(record)
+    finally:
+        for future in writes:
+            future.result()  # a marker that could not be written fails the batch: its agent runs again
     return results
 
 

@@ -20,17 +20,28 @@ from s3memory.storage.admin_store import AdminStore
 from tests.support import BUCKET, ok
 from tests.support.cli import run
 
-AGENTS = 220
-RESULTS = "agents/.s3memory-fleet/"
+AGENTS = 200
+RESULTS_BUCKET = BUCKET[:55] + "-fleet"
 DAY = 86400
 
 
-def seed(s3: Any, agents: int, files: int = 1) -> list[str]:
-    """`agents` agents with `files` plain objects each (no keystore: prune needs none)."""
+@pytest.fixture
+def results(env: Any, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A bucket of its own for the runs' results (moto lists a bucket in time linear in its keys)."""
+    env.create_bucket(Bucket=RESULTS_BUCKET)
+    monkeypatch.setenv("S3MEMORY_FLEET_RESULTS", f"s3://{RESULTS_BUCKET}/runs/")
+    return RESULTS_BUCKET
+
+
+def seed(agents: int) -> list[str]:
+    """`agents` agents with one plain object each (no keystore: prune needs none), put straight into
+    moto's backend (a thousand PutObject requests would cost seconds)."""
+    from moto.s3.models import s3_backends
+
+    backend = s3_backends["123456789012"]["aws"]
     ids = [f"agent-{n:04d}" for n in range(agents)]
     for agent in ids:
-        for f in range(files):
-            s3.put_object(Bucket=BUCKET, Key=f"agents/{agent}/f{f}.md", Body=b"x")
+        backend.put_object(BUCKET, f"agents/{agent}/f0.md", b"x")
     return ids
 
 
@@ -51,8 +62,9 @@ def run_id_of(out: str) -> str:
     return json.loads(out)["run_id"]
 
 
-def test_every_agent_is_processed_exactly_once(env: Any, capsys: Any, cli_clients: Any) -> None:
-    ids = seed(env, AGENTS)
+@pytest.mark.moto_only
+def test_every_agent_is_processed_exactly_once(env: Any, results: str, capsys: Any, cli_clients: Any) -> None:
+    ids = seed(AGENTS)
     seen = root_lists(cli_clients)
     code, out, err = run(capsys, "fleet", "run", "prune", "--all", "--older-than", "1d", "--dry-run", "--json",
                          "--workers", "4", "-q")  # fmt: skip
@@ -61,15 +73,16 @@ def test_every_agent_is_processed_exactly_once(env: Any, capsys: Any, cli_client
     assert (report["items"], report["finished"], report["failed"], report["not_reached"]) == (AGENTS, AGENTS, [], [])
     assert report["totals"] == {"bytes": 0, "would_delete": 0}
     assert seen == Counter({f"agents/{a}/": 1 for a in ids})
-    done = [o["Key"] for p in env.get_paginator("list_objects_v2").paginate(Bucket=BUCKET, Prefix=RESULTS)
+    done = [o["Key"] for p in env.get_paginator("list_objects_v2").paginate(Bucket=results, Prefix="runs/")
             for o in p.get("Contents", []) if "/done/agent/" in o["Key"]]  # fmt: skip
     assert sorted(k.rsplit("/", 1)[1] for k in done) == ids
 
 
+@pytest.mark.moto_only
 def test_a_failing_agent_is_tolerated_reported_and_a_redrive_does_only_it(
-    env: Any, capsys: Any, cli_clients: Any
+    env: Any, results: str, capsys: Any, cli_clients: Any
 ) -> None:
-    ids = seed(env, AGENTS)
+    ids = seed(AGENTS)
     stop = cli_clients.refuse("ListObjectsV2", "AccessDenied", lambda p: p.get("Prefix") == "agents/agent-0007/", 403)
     code, out, err = run(capsys, "fleet", "run", "prune", "--all", "--older-than", "1d", "--dry-run", "--json", "-q")
     assert code == 1
@@ -92,7 +105,7 @@ def test_a_failing_agent_is_tolerated_reported_and_a_redrive_does_only_it(
     assert code == 0, err
     report = json.loads(out)
     assert (report["finished"], report["failed"], report["complete"]) == (AGENTS, [], True)
-    assert seen == Counter({"agents/agent-0007/": 1})  # the others were skipped: one LIST for the batch's markers
+    assert seen == Counter({"agents/agent-0007/": 1})  # the others are done: not sent again
     assert len(ids) == AGENTS
 
 
@@ -136,11 +149,12 @@ def test_fleet_prune_deletes_exactly_what_prune_deletes(
     kept = memory(env, "single-1")
     assert kept != before  # something was pruned, and not everything
     assert [memory(env, a) for a in ("single-2", "fleet-1", "fleet-2")] == [kept, kept, kept]
-    assert "d/recent.md" in kept and "new.md" in kept and "old.md" not in kept
+    assert [k for k in kept if not k.startswith(".s3memory/")] == ["d/recent.md", "new.md"]
 
 
+@pytest.mark.moto_only
 def test_the_fleet_is_listed_with_one_list_per_thousand_agents(env: Any) -> None:
-    seed(env, 1001)
+    seed(1001)
     calls: list[dict[str, Any]] = []
     env.meta.events.register("before-call.s3.ListObjectsV2", lambda params, **_: calls.append(params))
     items = manifest.listed(AdminStore(env, BUCKET), "agents/")
@@ -150,10 +164,29 @@ def test_the_fleet_is_listed_with_one_list_per_thousand_agents(env: Any) -> None
 
 
 def test_shred_and_purge_never_run_on_every_agent(env: Any, capsys: Any) -> None:
-    seed(env, 2)
+    env.put_object(Bucket=BUCKET, Key="agents/agent-0000/f0.md", Body=b"x")
     for job in ("shred", "purge"):
-        code, out, err = run(capsys, "fleet", "run", job, "--all", "--yes")
+        code, _, err = run(capsys, "fleet", "run", job, "--all", "--yes")
         assert code == 2
         assert err == (f"s3memory: error: {job} runs on an explicit list of agents only: "
                        "pass --agents FILE (never --all)\n")  # fmt: skip
     assert len(memory(env, "agent-0000")) == 1
+
+
+def test_the_stepfunctions_engine_names_the_state_machine_it_needs(env: Any, capsys: Any) -> None:
+    env.put_object(Bucket=BUCKET, Key="agents/agent-0000/f0.md", Body=b"x")
+    code, _, err = run(capsys, "fleet", "run", "verify", "--all", "--engine", "stepfunctions")
+    assert code == 2
+    assert err == ("s3memory: error: --engine stepfunctions needs the state machine: --state-machine ARN or "
+                   "S3MEMORY_FLEET_STATE_MACHINE (the Terraform module's fleet state machine)\n")  # fmt: skip
+
+
+def test_a_destructive_fleet_job_without_a_terminal_needs_yes(env: Any, capsys: Any, tmp_path: Path) -> None:
+    env.put_object(Bucket=BUCKET, Key="agents/agent-0000/f0.md", Body=b"x")
+    listed = tmp_path / "agents.txt"
+    listed.write_text("agent-0000\n", encoding="utf-8")
+    code, _, err = run(capsys, "fleet", "run", "purge", "--agents", str(listed))
+    assert code == 2
+    assert err == ("s3memory: error: fleet purge asks for the bucket name to be typed, but stdin is not a terminal; "
+                   "pass --yes\n")  # fmt: skip
+    assert memory(env, "agent-0000") == ["f0.md"]
