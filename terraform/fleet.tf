@@ -283,6 +283,8 @@ resource "aws_lambda_function" "fleet_worker" {
         S3MEMORY_NAMES             = var.file_names
         S3MEMORY_FLEET_ROLE_CLASS  = each.key
         S3MEMORY_FLEET_RESULTS_URI = "s3://${local.fleet_results_bucket}/${local.fleet_results_prefix}"
+        # An agent of a few dozen files reads them in one wave (bench/fleet.py measures with 32).
+        S3MEMORY_MAX_WORKERS = "32"
       },
       contains(["audit", "keys"], each.key) ? { S3MEMORY_KMS_KEY_ID = aws_kms_key.data_keys.arn } : {},
     )

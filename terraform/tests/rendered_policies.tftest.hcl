@@ -330,7 +330,7 @@ run "fleet_jobs_deploy_the_documents_python_renders" {
     error_message = "the schedule starts a prune of every agent by access"
   }
   assert {
-    condition     = aws_lambda_function.fleet_worker["prune"].environment[0].variables == tomap({ S3MEMORY_BUCKET = "acme-s3memory", S3MEMORY_KEYSTORE_BUCKET = "acme-s3memory-keys", S3MEMORY_PREFIX = "agents/", S3MEMORY_REGION = "eu-west-1", S3MEMORY_NAMES = "plain", S3MEMORY_FLEET_ROLE_CLASS = "prune", S3MEMORY_FLEET_RESULTS_URI = "s3://acme-s3memory-fleet/runs/" }) && !contains(keys(aws_lambda_function.fleet_worker["inspect"].environment[0].variables), "S3MEMORY_KMS_KEY_ID") && aws_lambda_function.fleet_worker["audit"].environment[0].variables["S3MEMORY_KMS_KEY_ID"] == aws_kms_key.data_keys.arn
+    condition     = aws_lambda_function.fleet_worker["prune"].environment[0].variables == tomap({ S3MEMORY_BUCKET = "acme-s3memory", S3MEMORY_KEYSTORE_BUCKET = "acme-s3memory-keys", S3MEMORY_PREFIX = "agents/", S3MEMORY_REGION = "eu-west-1", S3MEMORY_NAMES = "plain", S3MEMORY_FLEET_ROLE_CLASS = "prune", S3MEMORY_FLEET_RESULTS_URI = "s3://acme-s3memory-fleet/runs/", S3MEMORY_MAX_WORKERS = "32" }) && !contains(keys(aws_lambda_function.fleet_worker["inspect"].environment[0].variables), "S3MEMORY_KMS_KEY_ID") && aws_lambda_function.fleet_worker["audit"].environment[0].variables["S3MEMORY_KMS_KEY_ID"] == aws_kms_key.data_keys.arn
     error_message = "the workers get where the memories are; only audit and keys get a key source"
   }
   assert {

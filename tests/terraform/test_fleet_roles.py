@@ -153,6 +153,7 @@ def recorded() -> Iterator[dict[str, list[Call]]]:
             "S3MEMORY_PREFIX": PREFIX,
             "S3MEMORY_REGION": MOTO_REGION,
             "S3MEMORY_NAMES": "plain",
+            "S3MEMORY_FENCE_SECONDS": "0",  # purge and shred: no tool runs meanwhile
         }.items():
             patch.setenv(name, value)
         options = {

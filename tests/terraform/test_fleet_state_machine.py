@@ -13,11 +13,14 @@ exactly what `s3memory prune` deletes. And: the job picks its worker (the render
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import io
 import json
+import sys
 import time
 from collections import Counter
 from collections.abc import Iterator
+from types import ModuleType
 from typing import Any
 
 import boto3
@@ -30,7 +33,7 @@ from s3memory import LocalKeys, S3MemoryTool
 from s3memory.cli import main
 from s3memory.fleet import worker
 from s3memory.fleet.jobs import JOBS
-from tests.terraform.deploy import FLEET_NAME, RESULTS_BUCKET, RESULTS_PREFIX, state_machine_definition
+from tests.terraform.deploy import FLEET_NAME, RESULTS_BUCKET, RESULTS_PREFIX, TERRAFORM, state_machine_definition
 from tests.terraform.sfn_moto import MOTO_REGION, for_moto, machine
 
 BUCKET = "acme-s3memory"
@@ -38,6 +41,7 @@ KEYSTORE = "acme-s3memory-keys"
 AGENTS = 220
 DAY = 86400
 LOCAL_KEY = bytes(range(32))
+HANDLER = TERRAFORM / "functions" / "fleet" / "handler.py"
 
 
 @pytest.fixture
@@ -297,3 +301,65 @@ def test_prune_deletes_exactly_what_s3memory_prune_deletes(aws: None, monkeypatc
         assert "old.md" not in _memory(sm.s3, "agents/", "agent-a")
         assert "d/recent.md" in _memory(sm.s3, "agents/", "agent-a")
         assert "new.md" in _memory(sm.s3, "agents/", "agent-a")
+
+
+# -- the retention schedule's start: no run id, no manifest ---------------------------------------
+
+
+def _handler() -> ModuleType:
+    """terraform/functions/fleet/handler.py, the file the module packages (no __pycache__ left there)."""
+    spec = importlib.util.spec_from_file_location("s3memory_fleet_handler", HANDLER)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    saved, sys.dont_write_bytecode = sys.dont_write_bytecode, True
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.dont_write_bytecode = saved
+    return module
+
+
+def test_a_scheduled_start_names_the_run_lists_every_agent_and_prunes_them(
+    aws: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The retention schedule's input (fleet.tf's retention_input): the execution's name becomes the
+    run id, the inspect worker writes the manifest (one LIST), the prune worker prunes every agent."""
+    handler = _handler()
+    with machine(monkeypatch, handler.lambda_handler) as sm:
+        ids = seed(sm.s3, 5)
+        scheduled = {
+            "job": "prune",
+            "options": {"dry_run": False, "older_than": "90d"},
+            "stores": False,
+            "results": {"bucket": RESULTS_BUCKET, "prefix": RESULTS_PREFIX},
+            "batch_size": 50,
+            "max_concurrency": 100,
+            "tolerated_failure_percentage": 5,
+        }
+        execution = sm.run(scheduled, name="scheduled-run-1")
+
+        assert execution["status"] == "SUCCEEDED", execution
+        listing, *batches = sm.lambdas.invocations
+        assert (listing.function, listing.event) == (
+            f"{FLEET_NAME}-inspect",
+            {"ListAgents": {"run_id": "scheduled-run-1", "stores": False, "results": scheduled["results"]}},
+        )
+        assert listing.answer == {
+            "bucket": RESULTS_BUCKET,
+            "key": f"{RESULTS_PREFIX}scheduled-run-1/manifest.json",
+            "count": 5,
+        }
+        body = sm.s3.get_object(Bucket=RESULTS_BUCKET, Key=listing.answer["key"])["Body"].read()
+        assert json.loads(body) == [{"id": a, "kind": "agent"} for a in ids]
+        assert {b.function for b in batches} == {f"{FLEET_NAME}-prune"}
+        assert sorted(sm.lambdas.items()) == ids
+        assert {b.event["BatchInput"]["run_id"] for b in batches} == {"scheduled-run-1"}
+        assert sorted(markers(sm.s3, "scheduled-run-1", "done")) == ids
+
+
+def test_a_list_agents_request_that_is_not_one_is_refused(aws: None) -> None:
+    handler = _handler()
+    with pytest.raises(worker.FleetInputError) as refused:
+        handler.lambda_handler({"ListAgents": {"run_id": "a/b", "results": {"bucket": RESULTS_BUCKET}}}, None)
+    assert str(refused.value) == "not a ListAgents request: run_id is a name without '/', stores true or false"
