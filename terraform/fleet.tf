@@ -113,6 +113,13 @@ locals {
     # The Map's child workflows run as executions "<state machine>/<the Map's label>:<id>".
     map_run_execution_arn_prefix = "${local.fleet_execution_arn}/agents:"
   }) : null
+  fleet_operator_policy = local.fleet_enabled ? templatefile("${path.module}/policies/fleet-operator.json.tftpl", {
+    state_machine_arn    = local.fleet_state_machine_arn
+    execution_arn_prefix = "${local.fleet_execution_arn}:"
+    map_run_arn_prefix   = "${replace(local.fleet_state_machine_arn, ":stateMachine:", ":mapRun:")}/agents:"
+    results_bucket_arn   = local.fleet_results_arn
+    results_prefix       = local.fleet_results_prefix
+  }) : null
   fleet_results_bucket_policy = local.fleet_enabled ? templatefile("${path.module}/policies/fleet-results-bucket.json.tftpl", {
     results_bucket_arn = local.fleet_results_arn
   }) : null
@@ -355,6 +362,18 @@ resource "aws_sfn_state_machine" "fleet" {
 
   tags       = var.tags
   depends_on = [aws_iam_role_policy.fleet_state_machine]
+}
+
+# What an operator needs besides the operator policy to run `s3memory fleet run --engine
+# stepfunctions`: start and follow (and redrive) the state machine's executions, write the run's
+# manifest and read its results. Created, never attached: attach it to operator roles.
+resource "aws_iam_policy" "fleet_operator" {
+  count = local.fleet_enabled ? 1 : 0
+
+  name        = "${local.fleet_name}-operator"
+  description = "s3memory fleet jobs: start, follow and redrive ${local.fleet_name}, write manifests and read results in ${local.fleet_results_bucket}; attach to operators only"
+  policy      = local.fleet_operator_policy
+  tags        = var.tags
 }
 
 resource "aws_cloudwatch_metric_alarm" "fleet_failed_executions" {

@@ -121,6 +121,24 @@ output "fleet_results_prefix" {
   value       = local.fleet_enabled ? local.fleet_results_prefix : null
 }
 
+output "fleet_environment" {
+  description = "S3MEMORY_* variables for an operator running `s3memory fleet run --engine stepfunctions`: the state machine and the results location its roles allow (empty while fleet_jobs is off)."
+  value = local.fleet_enabled ? {
+    S3MEMORY_FLEET_STATE_MACHINE = aws_sfn_state_machine.fleet[0].arn
+    S3MEMORY_FLEET_RESULTS       = "s3://${aws_s3_bucket.fleet_results[0].bucket}/${local.fleet_results_prefix}"
+  } : {}
+}
+
+output "fleet_operator_policy_arn" {
+  description = "ARN of the fleet operator policy (start, follow and redrive fleet runs; manifests and results). Attach it, with operator_policy_arn, to operator roles (null while fleet_jobs is off)."
+  value       = one(aws_iam_policy.fleet_operator[*].arn)
+}
+
+output "fleet_operator_policy_json" {
+  description = "The fleet operator policy document, as deployed (null while fleet_jobs is off)."
+  value       = local.fleet_operator_policy
+}
+
 output "fleet_worker_function_arns" {
   description = "The fleet workers' function ARNs by role class (inspect, audit, prune, keys, erase); empty while fleet_jobs is off."
   value       = { for class, function in aws_lambda_function.fleet_worker : class => function.arn }

@@ -314,6 +314,10 @@ run "fleet_jobs_deploy_the_documents_python_renders" {
     error_message = "the state machine's policies or the results bucket policy differ from the Python rendering"
   }
   assert {
+    condition     = aws_iam_policy.fleet_operator[0].policy == var.expected["fleet-operator"] && output.fleet_operator_policy_json == var.expected["fleet-operator"]
+    error_message = "the fleet operator policy differs from the Python rendering"
+  }
+  assert {
     condition     = aws_sfn_state_machine.fleet[0].definition == var.expected["fleet-state-machine-definition"] && aws_sfn_state_machine.fleet[0].type == "STANDARD" && aws_sfn_state_machine.fleet[0].role_arn == aws_iam_role.fleet_state_machine[0].arn
     error_message = "the state machine's definition differs from the Python rendering"
   }
@@ -338,7 +342,7 @@ run "fleet_jobs_deploy_the_documents_python_renders" {
     error_message = "the workers run from the S3 package with unreserved concurrency by default"
   }
   assert {
-    condition     = aws_cloudwatch_metric_alarm.fleet_failed_executions[0].metric_name == "ExecutionsFailed" && aws_cloudwatch_metric_alarm.fleet_failed_executions[0].dimensions["StateMachineArn"] == aws_sfn_state_machine.fleet[0].arn && output.fleet_results_bucket == "acme-s3memory-fleet" && output.fleet_results_prefix == "runs/"
+    condition     = aws_cloudwatch_metric_alarm.fleet_failed_executions[0].metric_name == "ExecutionsFailed" && aws_cloudwatch_metric_alarm.fleet_failed_executions[0].dimensions["StateMachineArn"] == aws_sfn_state_machine.fleet[0].arn && output.fleet_results_bucket == "acme-s3memory-fleet" && output.fleet_results_prefix == "runs/" && output.fleet_environment == tomap({ S3MEMORY_FLEET_STATE_MACHINE = "arn:aws:states:eu-west-1:123456789012:stateMachine:s3memory-fleet", S3MEMORY_FLEET_RESULTS = "s3://acme-s3memory-fleet/runs/" })
     error_message = "the alarm watches the state machine's failed executions; the outputs name the results"
   }
   assert {

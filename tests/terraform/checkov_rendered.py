@@ -44,6 +44,7 @@ RESOURCES: dict[str, tuple[str, str, str]] = {
         'name = "s3memory-fleet-state-machine"\n  role = "r"',
     ),
     "fleet-state-machine-trust.json.tftpl": ("aws_iam_role", "assume_role_policy", 'name = "s3memory-fleet-sfn"'),
+    "fleet-operator.json.tftpl": ("aws_iam_policy", "policy", 'name = "s3memory-fleet-operator"'),
     "fleet-results-bucket.json.tftpl": ("aws_s3_bucket_policy", "policy", 'bucket = "acme-s3memory-fleet"'),
     "retention-scheduler.json.tftpl": (
         "aws_iam_role_policy",

@@ -135,6 +135,13 @@ def module_template_values(prefix: str = PREFIX) -> dict[str, dict[str, str]]:
             "map_run_execution_arn_prefix": f"{FLEET_EXECUTION_ARN}/agents:",
         },
         "fleet-results-bucket.json.tftpl": {"results_bucket_arn": RESULTS_BUCKET_ARN},
+        "fleet-operator.json.tftpl": {
+            "state_machine_arn": FLEET_STATE_MACHINE_ARN,
+            "execution_arn_prefix": f"{FLEET_EXECUTION_ARN}:",
+            "map_run_arn_prefix": f"arn:aws:states:{REGION}:{ACCOUNT}:mapRun:{FLEET_NAME}/agents:",
+            "results_bucket_arn": RESULTS_BUCKET_ARN,
+            "results_prefix": RESULTS_PREFIX,
+        },
         "retention-scheduler-trust.json.tftpl": {
             "account_id": ACCOUNT,
             "schedule_group_arn": RETENTION_SCHEDULE_GROUP_ARN,

@@ -443,6 +443,45 @@ def test_the_state_machine_may_invoke_exactly_the_five_workers() -> None:
     assert {JOBS[job].role_class(o) for job in JOBS for o in ({}, {"dry_run": True})} == set(CLASSES)
 
 
+OPERATOR_SESSION = f"arn:aws:sts::{ACCOUNT}:assumed-role/s3memory-operator/alice"
+MAP_RUN = f"arn:aws:states:{REGION}:{ACCOUNT}:mapRun:{FLEET_NAME}/agents:5b2c1f0e"
+
+
+@pytest.mark.parametrize(
+    ("action", "resource", "expected"),
+    [
+        ("states:StartExecution", FLEET_STATE_MACHINE_ARN, ALLOWED),
+        ("states:DescribeExecution", f"{FLEET_EXECUTION_ARN}:run-1", ALLOWED),
+        ("states:RedriveExecution", f"{FLEET_EXECUTION_ARN}:run-1", ALLOWED),
+        ("states:StopExecution", f"{FLEET_EXECUTION_ARN}:run-1", ALLOWED),
+        ("states:ListMapRuns", f"{FLEET_EXECUTION_ARN}:run-1", ALLOWED),
+        ("states:DescribeMapRun", MAP_RUN, ALLOWED),
+        ("s3:PutObject", MANIFEST, ALLOWED),
+        ("s3:GetObject", RESULT, ALLOWED),
+        ("s3:DeleteObject", RESULT, IMPLICIT),
+        ("states:StartExecution", FLEET_STATE_MACHINE_ARN.replace(FLEET_NAME, "other"), IMPLICIT),
+        ("states:UpdateStateMachine", FLEET_STATE_MACHINE_ARN, IMPLICIT),
+        ("states:UpdateMapRun", MAP_RUN, IMPLICIT),
+        ("lambda:InvokeFunction", FLEET_WORKER_ARNS["erase"], IMPLICIT),
+        ("iam:PassRole", f"arn:aws:iam::{ACCOUNT}:role/{FLEET_NAME}-sfn", IMPLICIT),
+    ],
+)
+def test_the_fleet_operator_policy_runs_the_state_machine_and_nothing_else(
+    simulator: Simulator | str, action: str, resource: str, expected: str
+) -> None:
+    """An operator starts runs; the workers' roles, not the operator, touch the memories."""
+    decision = _sim(simulator).evaluate(
+        principal=OPERATOR_SESSION,
+        action=action,
+        resource=resource,
+        account=ACCOUNT,
+        context={"aws:SecureTransport": "true"},
+        identity_policies=[policy("fleet-operator")],
+        resource_policy=_resource_policy(resource),
+    )
+    assert decision.result == expected
+
+
 SCHEDULER_SESSION = f"arn:aws:sts::{ACCOUNT}:assumed-role/{RETENTION_NAME}-scheduler/scheduler"
 
 
