@@ -139,7 +139,7 @@ class Machine:
                 return dict(described)
             if time.monotonic() > deadline:
                 pytest.fail(f"the execution did not end: {described}")
-            time.sleep(0.02)
+            time.sleep(0.1)
 
     def map_run(self, execution: dict[str, Any]) -> dict[str, Any]:
         (listed,) = self.sfn.list_map_runs(executionArn=execution["executionArn"])["mapRuns"]
