@@ -31,7 +31,7 @@ from moto import mock_aws
 
 from s3memory import LocalKeys, S3MemoryTool
 from s3memory.cli import main
-from s3memory.fleet import worker
+from s3memory.fleet import stepfunctions, worker
 from s3memory.fleet.jobs import JOBS
 from tests.terraform.deploy import FLEET_NAME, RESULTS_BUCKET, RESULTS_PREFIX, TERRAFORM, state_machine_definition
 from tests.terraform.sfn_moto import MOTO_REGION, for_moto, machine
@@ -165,6 +165,8 @@ def test_220_agents_each_once_a_failure_tolerated_and_reported_and_a_rerun_finis
         assert (run["maxConcurrency"], run["toleratedFailurePercentage"]) == (8, 5.0)  # from the input
         counts = run["itemCounts"]
         assert (counts["total"], counts["succeeded"], counts["failed"]) == (AGENTS, AGENTS - 1, 1)
+        shown = stepfunctions.status(sm.sfn, execution["executionArn"])  # `s3memory fleet status`
+        assert (shown.items["total"], shown.items["succeeded"], shown.items["failed"]) == (AGENTS, AGENTS - 1, 1)
         assert sorted(markers(sm.s3, "run-1", "done")) == [a for a in ids if a != "agent-0007"]
         assert markers(sm.s3, "run-1", "failed") == ["agent-0007"]
         failed_marker = f"{RESULTS_PREFIX}run-1/failed/agent/agent-0007"
@@ -356,6 +358,12 @@ def test_a_scheduled_start_names_the_run_lists_every_agent_and_prunes_them(
         assert sorted(sm.lambdas.items()) == ids
         assert {b.event["BatchInput"]["run_id"] for b in batches} == {"scheduled-run-1"}
         assert sorted(markers(sm.s3, "scheduled-run-1", "done")) == ids
+        # what `s3memory fleet status` shows of it
+        shown = stepfunctions.status(sm.sfn, execution["executionArn"])
+        assert (shown.status, shown.error, shown.redrive_count) == ("SUCCEEDED", "", 0)
+        assert shown.items == {"pending": 0, "running": 0, "succeeded": 5, "failed": 0, "timedOut": 0,
+                               "aborted": 0, "total": 5}  # fmt: skip
+        assert shown.map_run.startswith(f"arn:aws:states:{MOTO_REGION}:123456789012:mapRun:{FLEET_NAME}/agents:")
 
 
 def test_a_list_agents_request_that_is_not_one_is_refused(aws: None) -> None:
