@@ -18,8 +18,11 @@ own Map's child workflows), the schedule's role and the trust policies.
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
+from types import ModuleType
 from typing import Any
 
 import boto3
@@ -51,6 +54,7 @@ from tests.terraform.deploy import (
     RETENTION_SCHEDULE_GROUP_ARN,
     REWRAP_TO_KEY_ARN,
     SSE_KEY_ARN,
+    TERRAFORM,
     policy,
 )
 from tests.terraform.recording import Call, granted_actions, iam_requests, recording
@@ -176,7 +180,34 @@ def recorded() -> Iterator[dict[str, list[Call]]]:
                 calls[role_class].extend(recorder.take())
                 for built in worker._RUNTIME:
                     built.close()
+            # the state machine's ListAgents request of a scheduled run, on the inspect worker
+            patch.delenv("S3MEMORY_KMS_KEY_ID", raising=False)
+            patch.setattr(worker, "_RUNTIME", [])
+            request = {
+                "run_id": "scheduled",
+                "stores": True,
+                "results": {"bucket": RESULTS_BUCKET, "prefix": RESULTS_PREFIX},
+            }
+            listed = _handler().lambda_handler({"ListAgents": request}, Context())
+            assert listed["count"] == len(set(RUNS.values())) - 2  # shred and purge erased frank and gina
+            calls["inspect"].extend(recorder.take())
+            for built in worker._RUNTIME:
+                built.close()
         yield calls
+
+
+def _handler() -> ModuleType:
+    """terraform/functions/fleet/handler.py, the file the module packages (no __pycache__ left there)."""
+    spec = importlib.util.spec_from_file_location("s3memory_fleet_handler", TERRAFORM / "functions/fleet/handler.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    saved, sys.dont_write_bytecode = sys.dont_write_bytecode, True
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.dont_write_bytecode = saved
+    return module
 
 
 def _kms_requests(calls: list[Call]) -> list[tuple[str, str]]:
