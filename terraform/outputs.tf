@@ -106,37 +106,80 @@ output "environment" {
   }, var.retention_not_accessed_days == null ? {} : { S3MEMORY_TRACK_ACCESS = "true" })
 }
 
-output "retention_function_name" {
-  description = "Name of the retention job's function (null while the job is off)."
-  value       = one(aws_lambda_function.retention[*].function_name)
+output "fleet_state_machine_arn" {
+  description = "ARN of the fleet jobs' state machine (S3MEMORY_FLEET_STATE_MACHINE; null while fleet_jobs is off)."
+  value       = one(aws_sfn_state_machine.fleet[*].arn)
 }
 
-output "retention_function_arn" {
-  description = "ARN of the retention job's function (null while the job is off)."
-  value       = one(aws_lambda_function.retention[*].arn)
+output "fleet_results_bucket" {
+  description = "Bucket of the fleet runs' manifests and results (null while fleet_jobs is off)."
+  value       = one(aws_s3_bucket.fleet_results[*].bucket)
 }
 
-output "retention_role_arn" {
-  description = "ARN of the retention function's execution role (null while the job is off)."
-  value       = one(aws_iam_role.retention[*].arn)
+output "fleet_results_prefix" {
+  description = "Key prefix of the fleet runs in fleet_results_bucket: <prefix><run id>/ per run, <prefix>map-runs/ for the Map Runs' results (null while fleet_jobs is off)."
+  value       = local.fleet_enabled ? local.fleet_results_prefix : null
 }
 
-output "retention_policy_json" {
-  description = "The retention function role's permissions policy, as deployed (null while the job is off)."
-  value       = local.retention_function_policy
+output "fleet_environment" {
+  description = "S3MEMORY_* variables for an operator running `s3memory fleet run --engine stepfunctions`: the state machine and the results location its roles allow (empty while fleet_jobs is off)."
+  value = local.fleet_enabled ? {
+    S3MEMORY_FLEET_STATE_MACHINE = aws_sfn_state_machine.fleet[0].arn
+    S3MEMORY_FLEET_RESULTS       = "s3://${aws_s3_bucket.fleet_results[0].bucket}/${local.fleet_results_prefix}"
+  } : {}
+}
+
+output "fleet_operator_policy_arn" {
+  description = "ARN of the fleet operator policy (start, follow and redrive fleet runs; manifests and results). Attach it, with operator_policy_arn, to operator roles (null while fleet_jobs is off)."
+  value       = one(aws_iam_policy.fleet_operator[*].arn)
+}
+
+output "fleet_operator_policy_json" {
+  description = "The fleet operator policy document, as deployed (null while fleet_jobs is off)."
+  value       = local.fleet_operator_policy
+}
+
+output "fleet_worker_function_arns" {
+  description = "The fleet workers' function ARNs by role class (inspect, audit, prune, keys, erase); empty while fleet_jobs is off."
+  value       = { for class, function in aws_lambda_function.fleet_worker : class => function.arn }
+}
+
+output "fleet_worker_policy_json" {
+  description = "The fleet workers' permissions policies by role class, as deployed (empty while fleet_jobs is off)."
+  value       = local.fleet_worker_policies
+}
+
+output "fleet_state_machine_policy_json" {
+  description = "The state machine role's permissions policy, as deployed (null while fleet_jobs is off)."
+  value       = local.fleet_state_machine_policy
+}
+
+output "fleet_state_machine_definition" {
+  description = "The state machine's definition (Amazon States Language), as deployed (null while fleet_jobs is off)."
+  value       = local.fleet_state_machine_definition
+}
+
+output "fleet_failed_executions_alarm_arn" {
+  description = "ARN of the CloudWatch alarm on failed fleet executions (null while fleet_jobs is off)."
+  value       = one(aws_cloudwatch_metric_alarm.fleet_failed_executions[*].arn)
 }
 
 output "retention_schedule_arn" {
-  description = "ARN of the EventBridge Scheduler schedule that runs the retention job (null while the job is off)."
+  description = "ARN of the EventBridge Scheduler schedule that starts the retention job on the fleet state machine (null while the job is off)."
   value       = one(aws_scheduler_schedule.retention[*].arn)
 }
 
 output "retention_scheduler_role_arn" {
-  description = "ARN of the schedule's execution role, which may only invoke the retention function (null while the job is off)."
+  description = "ARN of the schedule's execution role, which may only start the fleet state machine (null while the job is off)."
   value       = one(aws_iam_role.retention_scheduler[*].arn)
 }
 
 output "retention_scheduler_policy_json" {
   description = "The schedule role's permissions policy, as deployed (null while the job is off)."
   value       = local.retention_scheduler_policy
+}
+
+output "retention_input_json" {
+  description = "The input of the retention job's executions: a prune job over every agent (null while the job is off)."
+  value       = local.retention_enabled ? jsonencode(local.retention_input) : null
 }

@@ -109,7 +109,7 @@ variable "memory_expiration_days" {
 }
 
 variable "retention_not_accessed_days" {
-  description = "Turns on the scheduled retention job: memory files neither read nor written for this many days are pruned (`s3memory prune --not-accessed-for <N>d` for every agent). Reads count only if the tools track access (S3MEMORY_TRACK_ACCESS, which the environment output then sets); an untracked file counts from its last write. Null (with retention_older_than_days null) leaves the job off. See README \"Retention\"."
+  description = "Turns on the scheduled retention job (needs fleet_jobs = true): a fleet prune started on the fleet state machine, in which memory files neither read nor written for this many days are pruned (`s3memory prune --not-accessed-for <N>d` for every agent). Reads count only if the tools track access (S3MEMORY_TRACK_ACCESS, which the environment output then sets); an untracked file counts from its last write. Null (with retention_older_than_days null) leaves the job off. See README \"Retention\"."
   type        = number
   default     = null
 
@@ -148,19 +148,31 @@ variable "retention_schedule_timezone" {
 }
 
 variable "retention_dry_run" {
-  description = "Run the retention job with --dry-run: it logs how many files each agent would lose and deletes nothing. Use it for the first runs."
+  description = "Run the retention job with --dry-run, on the inspect worker (which cannot delete): each agent's result says how many files it would lose and nothing is deleted. Use it for the first runs."
   type        = bool
   default     = false
 }
 
-variable "retention_package_path" {
-  description = "Path of the retention function's deployment package, built by terraform/functions/retention/build.sh (handler.py plus s3memory and its dependencies). Set this or retention_package_s3 when the job is on."
+variable "retention_stores" {
+  description = "Also prune the shared stores (`--stores`) in the scheduled retention job."
+  type        = bool
+  default     = false
+}
+
+variable "fleet_jobs" {
+  description = "Provision the fleet jobs: one worker Lambda per job role class (inspect, audit, prune, keys, erase), each with its own least-privilege role, a Standard Step Functions state machine whose Distributed Map runs them over every agent of a manifest, a results bucket and an alarm on failed executions. `s3memory fleet run JOB --engine stepfunctions` starts it; the retention job needs it. See README \"Fleet jobs\"."
+  type        = bool
+  default     = false
+}
+
+variable "fleet_package_path" {
+  description = "Path of the fleet workers' deployment package, built by terraform/functions/fleet/build.sh (handler.py plus s3memory and its dependencies). Set this or fleet_package_s3 when fleet_jobs is true."
   type        = string
   default     = null
 }
 
-variable "retention_package_s3" {
-  description = "The retention function's deployment package as an S3 object (e.g. the zip of functions/retention/build.sh uploaded by CI), instead of retention_package_path."
+variable "fleet_package_s3" {
+  description = "The fleet workers' deployment package as an S3 object (e.g. the zip of functions/fleet/build.sh uploaded by CI), instead of fleet_package_path."
   type = object({
     bucket         = string
     key            = string
@@ -169,37 +181,120 @@ variable "retention_package_s3" {
   default = null
 }
 
-variable "retention_timeout" {
-  description = "Timeout of the retention function, seconds (60-900). A run stops starting new agents 60 s before it; agents it did not reach are pruned by a later run."
+variable "fleet_worker_timeout" {
+  description = "Timeout of each fleet worker invocation (one batch of agents), seconds (60-900). A worker starts no agent it cannot finish before the timeout; those are reported as not reached and a redrive runs them."
   type        = number
   default     = 900
 
   validation {
-    condition     = var.retention_timeout >= 60 && var.retention_timeout <= 900
-    error_message = "retention_timeout must be between 60 and 900 seconds."
+    condition     = var.fleet_worker_timeout >= 60 && var.fleet_worker_timeout <= 900
+    error_message = "fleet_worker_timeout must be between 60 and 900 seconds."
   }
 }
 
-variable "retention_memory_size" {
-  description = "Memory of the retention function, MB (128-10240)."
+variable "fleet_worker_memory_size" {
+  description = "Memory of each fleet worker function, MB (128-10240)."
   type        = number
-  default     = 512
+  default     = 1024
 
   validation {
-    condition     = var.retention_memory_size >= 128 && var.retention_memory_size <= 10240
-    error_message = "retention_memory_size must be between 128 and 10240 MB."
+    condition     = var.fleet_worker_memory_size >= 128 && var.fleet_worker_memory_size <= 10240
+    error_message = "fleet_worker_memory_size must be between 128 and 10240 MB."
   }
 }
 
-variable "retention_log_retention_days" {
-  description = "Retention of the retention function's CloudWatch log group, in days."
+variable "fleet_worker_reserved_concurrency" {
+  description = "Reserved concurrency of each fleet worker function (it also caps it). Null reserves none: the Map's max_concurrency bounds the workers, within the account's Lambda concurrency."
+  type        = number
+  default     = null
+
+  validation {
+    condition     = var.fleet_worker_reserved_concurrency == null ? true : (var.fleet_worker_reserved_concurrency >= 1 && floor(var.fleet_worker_reserved_concurrency) == var.fleet_worker_reserved_concurrency)
+    error_message = "fleet_worker_reserved_concurrency must be null or a whole number, at least 1."
+  }
+}
+
+variable "fleet_batch_size" {
+  description = "Agents per worker invocation in the scheduled retention job (the CLI passes its own)."
+  type        = number
+  default     = 50
+
+  validation {
+    condition     = var.fleet_batch_size >= 1 && var.fleet_batch_size <= 1000 && floor(var.fleet_batch_size) == var.fleet_batch_size
+    error_message = "fleet_batch_size must be a whole number from 1 to 1000."
+  }
+}
+
+variable "fleet_max_concurrency" {
+  description = "Parallel batches of the Distributed Map in the scheduled retention job (the CLI passes its own; Distributed Map runs at most 10,000)."
+  type        = number
+  default     = 100
+
+  validation {
+    condition     = var.fleet_max_concurrency >= 1 && var.fleet_max_concurrency <= 10000 && floor(var.fleet_max_concurrency) == var.fleet_max_concurrency
+    error_message = "fleet_max_concurrency must be a whole number from 1 to 10000."
+  }
+}
+
+variable "fleet_tolerated_failure_percentage" {
+  description = "Percentage of failed batches the scheduled retention job tolerates before its Map Run fails (0-100). The failed agents are in the run's results either way."
+  type        = number
+  default     = 5
+
+  validation {
+    condition     = var.fleet_tolerated_failure_percentage >= 0 && var.fleet_tolerated_failure_percentage <= 100
+    error_message = "fleet_tolerated_failure_percentage must be between 0 and 100."
+  }
+}
+
+variable "fleet_results_bucket_name" {
+  description = "Name of the bucket for the fleet runs' manifests and results (agent ids, outcomes, counts; never paths or contents). Null uses \"<bucket_name>-fleet\"."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.fleet_results_bucket_name == null ? true : (can(regex("^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$", var.fleet_results_bucket_name)) && !can(regex("\\.\\.|^\\d+\\.\\d+\\.\\d+\\.\\d+$", var.fleet_results_bucket_name)))
+    error_message = "fleet_results_bucket_name must be null or a valid S3 bucket name: 3-63 characters of a-z, 0-9, '.' and '-', starting and ending with a letter or digit."
+  }
+}
+
+variable "fleet_results_expiration_days" {
+  description = "Days after which a fleet run's manifest and results expire from the results bucket."
+  type        = number
+  default     = 30
+
+  validation {
+    condition     = var.fleet_results_expiration_days >= 1 && floor(var.fleet_results_expiration_days) == var.fleet_results_expiration_days
+    error_message = "fleet_results_expiration_days must be a whole number of days, at least 1."
+  }
+}
+
+variable "fleet_rewrap_to_key_arns" {
+  description = "KMS key ARNs a fleet `rewrap --to-key` may re-wrap branch keys to, besides the module's envelope key. Empty: rewrap can only target the envelope key."
+  type        = list(string)
+  default     = []
+
+  validation {
+    condition     = alltrue([for arn in var.fleet_rewrap_to_key_arns : can(regex("^arn:aws[a-z-]*:kms:[a-z0-9-]+:[0-9]{12}:key/[A-Za-z0-9-]+$", arn))])
+    error_message = "fleet_rewrap_to_key_arns must list KMS key ARNs (arn:aws:kms:<region>:<account>:key/<id>); aliases and wildcards are refused."
+  }
+}
+
+variable "fleet_log_retention_days" {
+  description = "Retention of the fleet workers' and the state machine's CloudWatch log groups, in days."
   type        = number
   default     = 365
 
   validation {
-    condition     = contains([1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653], var.retention_log_retention_days)
-    error_message = "retention_log_retention_days must be a retention period CloudWatch Logs accepts (e.g. 30, 90, 365)."
+    condition     = contains([1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653], var.fleet_log_retention_days)
+    error_message = "fleet_log_retention_days must be a retention period CloudWatch Logs accepts (e.g. 30, 90, 365)."
   }
+}
+
+variable "fleet_alarm_actions" {
+  description = "ARNs (e.g. an SNS topic) notified when a fleet execution fails, and again when the alarm clears."
+  type        = list(string)
+  default     = []
 }
 
 variable "abort_incomplete_multipart_upload_days" {

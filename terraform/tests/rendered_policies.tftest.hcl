@@ -249,39 +249,29 @@ run "zero_day_expiry_is_refused" {
   expect_failures = [var.memory_expiration_days]
 }
 
-run "retention_job_is_off_by_default" {
+run "fleet_jobs_are_off_by_default" {
   command = plan
 
   assert {
-    condition     = length(aws_lambda_function.retention) == 0 && length(aws_scheduler_schedule.retention) == 0 && length(aws_iam_role.retention) == 0 && length(aws_iam_role.retention_scheduler) == 0
-    error_message = "no retention job without retention_not_accessed_days or retention_older_than_days"
+    condition     = length(aws_sfn_state_machine.fleet) == 0 && length(aws_lambda_function.fleet_worker) == 0 && length(aws_s3_bucket.fleet_results) == 0 && length(aws_scheduler_schedule.retention) == 0 && length(aws_iam_role.retention_scheduler) == 0
+    error_message = "no fleet resources and no retention schedule without fleet_jobs and a retention period"
   }
   assert {
-    condition     = output.retention_function_arn == null && output.retention_policy_json == null && !contains(keys(output.environment), "S3MEMORY_TRACK_ACCESS")
-    error_message = "the retention outputs are null and access tracking is not asked for while the job is off"
+    condition     = output.fleet_state_machine_arn == null && length(output.fleet_worker_policy_json) == 0 && output.retention_scheduler_policy_json == null && !contains(keys(output.environment), "S3MEMORY_TRACK_ACCESS")
+    error_message = "the fleet outputs are null and access tracking is not asked for while the jobs are off"
   }
 }
 
-run "retention_job_deploys_the_documents_python_renders" {
+run "fleet_jobs_deploy_the_documents_python_renders" {
   command = apply
 
   variables {
+    fleet_jobs                  = true
+    fleet_package_s3            = { bucket = "acme-artifacts", key = "s3memory/fleet.zip" }
+    fleet_rewrap_to_key_arns    = ["arn:aws:kms:eu-west-1:123456789012:key/5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b"]
     retention_not_accessed_days = 90
-    retention_package_s3        = { bucket = "acme-artifacts", key = "s3memory/retention.zip" }
   }
 
-  override_resource {
-    target = aws_lambda_function.retention
-    values = { arn = "arn:aws:lambda:eu-west-1:123456789012:function:s3memory-retention" }
-  }
-  override_resource {
-    target = aws_cloudwatch_log_group.retention
-    values = { arn = "arn:aws:logs:eu-west-1:123456789012:log-group:/aws/lambda/s3memory-retention" }
-  }
-  override_resource {
-    target = aws_iam_role.retention
-    values = { arn = "arn:aws:iam::123456789012:role/s3memory-retention" }
-  }
   override_resource {
     target = aws_iam_role.retention_scheduler
     values = { arn = "arn:aws:iam::123456789012:role/s3memory-retention-scheduler" }
@@ -290,34 +280,70 @@ run "retention_job_deploys_the_documents_python_renders" {
     target = aws_scheduler_schedule_group.retention
     values = { arn = "arn:aws:scheduler:eu-west-1:123456789012:schedule-group/s3memory-retention" }
   }
+  override_resource {
+    target = aws_sfn_state_machine.fleet
+    values = { arn = "arn:aws:states:eu-west-1:123456789012:stateMachine:s3memory-fleet" }
+  }
+  override_resource {
+    target = aws_iam_role.fleet_worker
+    values = { arn = "arn:aws:iam::123456789012:role/s3memory-fleet-worker" }
+  }
+  override_resource {
+    target = aws_iam_role.fleet_state_machine
+    values = { arn = "arn:aws:iam::123456789012:role/s3memory-fleet-sfn" }
+  }
+  override_resource {
+    target = aws_cloudwatch_log_group.fleet_state_machine
+    values = { arn = "arn:aws:logs:eu-west-1:123456789012:log-group:/aws/vendedlogs/states/s3memory-fleet" }
+  }
+  override_resource {
+    target = aws_lambda_function.fleet_worker
+    values = { arn = "arn:aws:lambda:eu-west-1:123456789012:function:s3memory-fleet-worker" }
+  }
 
   assert {
-    condition     = aws_iam_role_policy.retention[0].policy == var.expected["retention-function"] && output.retention_policy_json == var.expected["retention-function"]
-    error_message = "retention function policy differs from the Python rendering"
+    condition     = alltrue([for c in ["inspect", "audit", "prune", "keys", "erase"] : aws_iam_role_policy.fleet_worker[c].policy == var.expected["fleet-${c}"] && output.fleet_worker_policy_json[c] == var.expected["fleet-${c}"]])
+    error_message = "a fleet worker policy differs from the Python rendering"
   }
   assert {
-    condition     = aws_iam_role.retention[0].assume_role_policy == var.expected["retention-trust"]
-    error_message = "retention function trust policy differs from the Python rendering"
+    condition     = alltrue([for c in ["inspect", "audit", "prune", "keys", "erase"] : aws_iam_role.fleet_worker[c].assume_role_policy == var.expected["fleet-worker-trust"] && aws_lambda_function.fleet_worker[c].role == aws_iam_role.fleet_worker[c].arn && aws_lambda_function.fleet_worker[c].function_name == "s3memory-fleet-${c}"])
+    error_message = "each worker runs as its own class's role"
   }
   assert {
-    condition     = aws_iam_role_policy.retention_scheduler[0].policy == var.expected["retention-scheduler"] && output.retention_scheduler_policy_json == var.expected["retention-scheduler"]
-    error_message = "schedule role policy differs from the Python rendering"
+    condition     = aws_iam_role_policy.fleet_state_machine[0].policy == var.expected["fleet-state-machine"] && aws_iam_role.fleet_state_machine[0].assume_role_policy == var.expected["fleet-state-machine-trust"] && aws_s3_bucket_policy.fleet_results[0].policy == var.expected["fleet-results-bucket"]
+    error_message = "the state machine's policies or the results bucket policy differ from the Python rendering"
   }
   assert {
-    condition     = aws_iam_role.retention_scheduler[0].assume_role_policy == var.expected["retention-scheduler-trust"]
-    error_message = "schedule role trust policy differs from the Python rendering"
+    condition     = aws_iam_policy.fleet_operator[0].policy == var.expected["fleet-operator"] && output.fleet_operator_policy_json == var.expected["fleet-operator"]
+    error_message = "the fleet operator policy differs from the Python rendering"
   }
   assert {
-    condition     = aws_scheduler_schedule.retention[0].target[0].arn == aws_lambda_function.retention[0].arn && aws_scheduler_schedule.retention[0].target[0].role_arn == aws_iam_role.retention_scheduler[0].arn && aws_scheduler_schedule.retention[0].schedule_expression == "rate(1 day)" && aws_scheduler_schedule.retention[0].group_name == "s3memory-retention"
-    error_message = "the schedule invokes the function daily with its own role, in its own group"
+    condition     = aws_sfn_state_machine.fleet[0].definition == var.expected["fleet-state-machine-definition"] && aws_sfn_state_machine.fleet[0].type == "STANDARD" && aws_sfn_state_machine.fleet[0].role_arn == aws_iam_role.fleet_state_machine[0].arn
+    error_message = "the state machine's definition differs from the Python rendering"
   }
   assert {
-    condition     = aws_lambda_function.retention[0].environment[0].variables == tomap({ S3MEMORY_BUCKET = "acme-s3memory", S3MEMORY_PREFIX = "agents/", S3MEMORY_REGION = "eu-west-1", RETENTION_DRY_RUN = "false", RETENTION_NOT_ACCESSED_DAYS = "90" })
-    error_message = "the function gets the bucket, prefix, region and period only (no key source, no keystore)"
+    condition     = aws_iam_role_policy.retention_scheduler[0].policy == var.expected["retention-scheduler"] && aws_iam_role.retention_scheduler[0].assume_role_policy == var.expected["retention-scheduler-trust"]
+    error_message = "the schedule role's policies differ from the Python rendering"
   }
   assert {
-    condition     = aws_lambda_function.retention[0].role == aws_iam_role.retention[0].arn && aws_lambda_function.retention[0].reserved_concurrent_executions == 1 && aws_lambda_function.retention[0].s3_key == "s3memory/retention.zip" && aws_lambda_function.retention[0].filename == null
-    error_message = "the function runs as its role, one run at a time, from the S3 package"
+    condition     = aws_scheduler_schedule.retention[0].target[0].arn == aws_sfn_state_machine.fleet[0].arn && aws_scheduler_schedule.retention[0].target[0].role_arn == aws_iam_role.retention_scheduler[0].arn && aws_scheduler_schedule.retention[0].schedule_expression == "rate(1 day)" && aws_scheduler_schedule.retention[0].group_name == "s3memory-retention"
+    error_message = "the schedule starts the state machine daily with its own role, in its own group"
+  }
+  assert {
+    condition     = jsondecode(aws_scheduler_schedule.retention[0].target[0].input) == { job = "prune", options = { dry_run = false, not_accessed_for = "90d" }, stores = false, results = { bucket = "acme-s3memory-fleet", prefix = "runs/" }, batch_size = 50, max_concurrency = 100, tolerated_failure_percentage = 5 }
+    error_message = "the schedule starts a prune of every agent by access"
+  }
+  assert {
+    condition     = aws_lambda_function.fleet_worker["prune"].environment[0].variables == tomap({ S3MEMORY_BUCKET = "acme-s3memory", S3MEMORY_KEYSTORE_BUCKET = "acme-s3memory-keys", S3MEMORY_PREFIX = "agents/", S3MEMORY_REGION = "eu-west-1", S3MEMORY_NAMES = "plain", S3MEMORY_FLEET_ROLE_CLASS = "prune", S3MEMORY_FLEET_RESULTS_URI = "s3://acme-s3memory-fleet/runs/", S3MEMORY_MAX_WORKERS = "32" }) && !contains(keys(aws_lambda_function.fleet_worker["inspect"].environment[0].variables), "S3MEMORY_KMS_KEY_ID") && aws_lambda_function.fleet_worker["audit"].environment[0].variables["S3MEMORY_KMS_KEY_ID"] == aws_kms_key.data_keys.arn
+    error_message = "the workers get where the memories are; only audit and keys get a key source"
+  }
+  assert {
+    condition     = aws_lambda_function.fleet_worker["keys"].s3_key == "s3memory/fleet.zip" && aws_lambda_function.fleet_worker["keys"].filename == null && aws_lambda_function.fleet_worker["keys"].reserved_concurrent_executions == null && aws_lambda_function.fleet_worker["keys"].timeout == 900
+    error_message = "the workers run from the S3 package with unreserved concurrency by default"
+  }
+  assert {
+    condition     = aws_cloudwatch_metric_alarm.fleet_failed_executions[0].metric_name == "ExecutionsFailed" && aws_cloudwatch_metric_alarm.fleet_failed_executions[0].dimensions["StateMachineArn"] == aws_sfn_state_machine.fleet[0].arn && output.fleet_results_bucket == "acme-s3memory-fleet" && output.fleet_results_prefix == "runs/" && output.fleet_environment == tomap({ S3MEMORY_FLEET_STATE_MACHINE = "arn:aws:states:eu-west-1:123456789012:stateMachine:s3memory-fleet", S3MEMORY_FLEET_RESULTS = "s3://acme-s3memory-fleet/runs/" })
+    error_message = "the alarm watches the state machine's failed executions; the outputs name the results"
   }
   assert {
     condition     = output.environment["S3MEMORY_TRACK_ACCESS"] == "true"
@@ -325,39 +351,59 @@ run "retention_job_deploys_the_documents_python_renders" {
   }
 }
 
-run "retention_job_by_modification" {
+run "fleet_worker_concurrency_can_be_reserved" {
   command = plan
 
   variables {
-    retention_older_than_days     = 365
-    retention_schedule_expression = "cron(0 3 * * ? *)"
-    retention_package_s3          = { bucket = "acme-artifacts", key = "s3memory/retention.zip" }
+    fleet_jobs                        = true
+    fleet_package_s3                  = { bucket = "acme-artifacts", key = "s3memory/fleet.zip", object_version = "3" }
+    fleet_worker_reserved_concurrency = 200
   }
 
   assert {
-    condition     = aws_lambda_function.retention[0].environment[0].variables["RETENTION_OLDER_THAN_DAYS"] == "365" && !contains(keys(aws_lambda_function.retention[0].environment[0].variables), "RETENTION_NOT_ACCESSED_DAYS")
-    error_message = "retention_older_than_days sets --older-than"
+    condition     = alltrue([for f in aws_lambda_function.fleet_worker : f.reserved_concurrent_executions == 200 && f.s3_object_version == "3"])
+    error_message = "fleet_worker_reserved_concurrency reserves each worker's concurrency"
   }
+}
+
+run "retention_job_by_modification_as_a_dry_run" {
+  command = plan
+
+  variables {
+    fleet_jobs                    = true
+    fleet_package_s3              = { bucket = "acme-artifacts", key = "s3memory/fleet.zip" }
+    retention_older_than_days     = 365
+    retention_dry_run             = true
+    retention_schedule_expression = "cron(0 3 * * ? *)"
+  }
+
   assert {
-    condition     = !contains(keys(output.environment), "S3MEMORY_TRACK_ACCESS") && aws_scheduler_schedule.retention[0].schedule_expression == "cron(0 3 * * ? *)"
-    error_message = "pruning by modification needs no access tracking"
+    condition     = jsondecode(output.retention_input_json).options == { dry_run = true, older_than = "365d" } && !contains(keys(output.environment), "S3MEMORY_TRACK_ACCESS") && aws_scheduler_schedule.retention[0].schedule_expression == "cron(0 3 * * ? *)"
+    error_message = "retention_older_than_days sets older_than; a dry run says so; no access tracking"
   }
 }
 
 run "retention_by_access_and_by_modification_is_refused" {
   command = plan
   variables {
+    fleet_jobs                  = true
+    fleet_package_s3            = { bucket = "acme-artifacts", key = "s3memory/fleet.zip" }
     retention_not_accessed_days = 90
     retention_older_than_days   = 365
-    retention_package_s3        = { bucket = "acme-artifacts", key = "s3memory/retention.zip" }
   }
-  expect_failures = [aws_lambda_function.retention]
+  expect_failures = [aws_scheduler_schedule.retention]
 }
 
-run "retention_without_a_package_is_refused" {
+run "retention_without_fleet_jobs_is_refused" {
   command = plan
   variables { retention_not_accessed_days = 90 }
-  expect_failures = [aws_lambda_function.retention]
+  expect_failures = [aws_scheduler_schedule.retention]
+}
+
+run "fleet_jobs_without_a_package_are_refused" {
+  command = plan
+  variables { fleet_jobs = true }
+  expect_failures = [aws_lambda_function.fleet_worker]
 }
 
 run "zero_day_retention_is_refused" {

@@ -33,8 +33,19 @@ RESOURCES: dict[str, tuple[str, str, str]] = {
     "keystore-bucket.json.tftpl": ("aws_s3_bucket_policy", "policy", 'bucket = "acme-s3memory-keys"'),
     "data-key.json.tftpl": ("aws_kms_key", "policy", "enable_key_rotation = true"),
     "sse-key.json.tftpl": ("aws_kms_key", "policy", "enable_key_rotation = true"),
-    "retention-function.json.tftpl": ("aws_iam_role_policy", "policy", 'name = "s3memory-retention"\n  role = "r"'),
-    "retention-trust.json.tftpl": ("aws_iam_role", "assume_role_policy", 'name = "s3memory-retention"'),
+    "fleet-worker-trust.json.tftpl": ("aws_iam_role", "assume_role_policy", 'name = "s3memory-fleet-worker"'),
+    **{
+        f"fleet-{c}.json.tftpl": ("aws_iam_role_policy", "policy", f'name = "s3memory-fleet-{c}"\n  role = "r"')
+        for c in ("inspect", "audit", "prune", "keys", "erase")
+    },
+    "fleet-state-machine.json.tftpl": (
+        "aws_iam_role_policy",
+        "policy",
+        'name = "s3memory-fleet-state-machine"\n  role = "r"',
+    ),
+    "fleet-state-machine-trust.json.tftpl": ("aws_iam_role", "assume_role_policy", 'name = "s3memory-fleet-sfn"'),
+    "fleet-operator.json.tftpl": ("aws_iam_policy", "policy", 'name = "s3memory-fleet-operator"'),
+    "fleet-results-bucket.json.tftpl": ("aws_s3_bucket_policy", "policy", 'bucket = "acme-s3memory-fleet"'),
     "retention-scheduler.json.tftpl": (
         "aws_iam_role_policy",
         "policy",

@@ -1,6 +1,6 @@
 """A concrete test deployment: the values `terraform/main.tf` passes to each policy template.
 
-`module_template_values()` mirrors the `templatefile()` calls in main.tf and retention.tf
+`module_template_values()` mirrors the `templatefile()` calls in main.tf and fleet.tf
 (test_hcl.py checks that they pass exactly these names to each template), with fixed ARNs standing in for
 the resources Terraform would create.
 """
@@ -37,13 +37,30 @@ ACCOUNT_ROOT_ARN = f"arn:aws:iam::{ACCOUNT}:root"
 LOG_GROUP_ARN = f"arn:aws:logs:{REGION}:{ACCOUNT}:log-group:/aws/lambda/s3memory-agent"
 SECRET_ARN = f"arn:aws:secretsmanager:{REGION}:{ACCOUNT}:secret:anthropic-api-key-AbCdEf"
 
-# The retention job (retention.tf), as deployed with name = "s3memory".
+# The fleet jobs (fleet.tf), as deployed with name = "s3memory".
+FLEET_NAME = "s3memory-fleet"
+FLEET_CLASSES = ("audit", "erase", "inspect", "keys", "prune")
+FLEET_WORKER_ARN_PREFIX = f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{FLEET_NAME}-"
+FLEET_WORKER_ARNS = {c: f"{FLEET_WORKER_ARN_PREFIX}{c}" for c in FLEET_CLASSES}
+FLEET_LOG_GROUP_ARNS = {
+    c: f"arn:aws:logs:{REGION}:{ACCOUNT}:log-group:/aws/lambda/{FLEET_NAME}-{c}" for c in FLEET_CLASSES
+}
+FLEET_STATE_MACHINE_ARN = f"arn:aws:states:{REGION}:{ACCOUNT}:stateMachine:{FLEET_NAME}"
+FLEET_EXECUTION_ARN = f"arn:aws:states:{REGION}:{ACCOUNT}:execution:{FLEET_NAME}"
+RESULTS_BUCKET = f"{BUCKET}-fleet"  # the module's default: "<bucket_name>-fleet"
+RESULTS_BUCKET_ARN = f"arn:aws:s3:::{RESULTS_BUCKET}"
+RESULTS_PREFIX = "runs/"
+REWRAP_TO_KEY_ARN = f"arn:aws:kms:{REGION}:{ACCOUNT}:key/5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b"
+FLEET_RETRY = {
+    "retry_interval_seconds": "2",
+    "retry_backoff_rate": "2",
+    "retry_max_attempts": "6",
+    "retry_max_delay_seconds": "60",
+}
 RETENTION_NAME = "s3memory-retention"
-RETENTION_FUNCTION_ARN = f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{RETENTION_NAME}"
-RETENTION_ROLE_ARN = f"arn:aws:iam::{ACCOUNT}:role/{RETENTION_NAME}"
 RETENTION_SCHEDULER_ROLE_ARN = f"arn:aws:iam::{ACCOUNT}:role/{RETENTION_NAME}-scheduler"
-RETENTION_LOG_GROUP_ARN = f"arn:aws:logs:{REGION}:{ACCOUNT}:log-group:/aws/lambda/{RETENTION_NAME}"
 RETENTION_SCHEDULE_GROUP_ARN = f"arn:aws:scheduler:{REGION}:{ACCOUNT}:schedule-group/{RETENTION_NAME}"
+STATE_MACHINE_TEMPLATE = TERRAFORM / "fleet" / "state-machine.asl.json.tftpl"
 
 # The `stores` of the test deployment: support agents read the guidelines, curators write them.
 STORE = "support-guidelines"
@@ -98,21 +115,71 @@ def module_template_values(prefix: str = PREFIX) -> dict[str, dict[str, str]]:
         # one store (the `for` of local.store_read_policies / store_write_policies)
         "store-read.json.tftpl": _store_values(prefix, STORE_READERS + STORE_WRITERS),
         "store-write.json.tftpl": _store_values(prefix, STORE_WRITERS),
-        # retention.tf (the opt-in retention job)
-        "retention-trust.json.tftpl": {},
-        "retention-function.json.tftpl": {
-            "bucket_arn": BUCKET_ARN,
-            "agent_prefix": prefix,
-            "log_group_arn": RETENTION_LOG_GROUP_ARN,
+        # fleet.tf (the opt-in fleet jobs and the retention schedule)
+        "fleet-worker-trust.json.tftpl": {},
+        "fleet-inspect.json.tftpl": _fleet_values(prefix, "inspect"),
+        "fleet-prune.json.tftpl": _fleet_values(prefix, "prune"),
+        "fleet-audit.json.tftpl": {**_fleet_values(prefix, "audit"), **_kms_values()},
+        "fleet-keys.json.tftpl": {
+            **_fleet_values(prefix, "keys"),
+            **_kms_values(),
+            "rewrap_to_key_arns": json.dumps([DATA_KEY_ARN, REWRAP_TO_KEY_ARN], separators=(",", ":")),
+        },
+        "fleet-erase.json.tftpl": _fleet_values(prefix, "erase"),
+        "fleet-state-machine-trust.json.tftpl": {"account_id": ACCOUNT, "state_machine_arn": FLEET_STATE_MACHINE_ARN},
+        "fleet-state-machine.json.tftpl": {
+            "worker_function_arns": json.dumps(list(FLEET_WORKER_ARNS.values()), separators=(",", ":")),
+            "results_bucket_arn": RESULTS_BUCKET_ARN,
+            "results_prefix": RESULTS_PREFIX,
+            "state_machine_arn": FLEET_STATE_MACHINE_ARN,
+            "map_run_execution_arn_prefix": f"{FLEET_EXECUTION_ARN}/agents:",
+        },
+        "fleet-results-bucket.json.tftpl": {"results_bucket_arn": RESULTS_BUCKET_ARN},
+        "fleet-operator.json.tftpl": {
+            "state_machine_arn": FLEET_STATE_MACHINE_ARN,
+            "execution_arn_prefix": f"{FLEET_EXECUTION_ARN}:",
+            "map_run_arn_prefix": f"arn:aws:states:{REGION}:{ACCOUNT}:mapRun:{FLEET_NAME}/agents:",
+            "results_bucket_arn": RESULTS_BUCKET_ARN,
+            "results_prefix": RESULTS_PREFIX,
         },
         "retention-scheduler-trust.json.tftpl": {
             "account_id": ACCOUNT,
             "schedule_group_arn": RETENTION_SCHEDULE_GROUP_ARN,
         },
-        "retention-scheduler.json.tftpl": {
-            "function_arn": RETENTION_FUNCTION_ARN,
-        },
+        "retention-scheduler.json.tftpl": {"state_machine_arn": FLEET_STATE_MACHINE_ARN},
     }
+
+
+def _fleet_values(prefix: str, role_class: str) -> dict[str, str]:
+    return {
+        "bucket_arn": BUCKET_ARN,
+        "keystore_bucket_arn": KEYSTORE_BUCKET_ARN,
+        "agent_prefix": prefix,
+        "results_bucket_arn": RESULTS_BUCKET_ARN,
+        "results_prefix": RESULTS_PREFIX,
+        "log_group_arn": FLEET_LOG_GROUP_ARNS[role_class],
+    }
+
+
+def _kms_values() -> dict[str, str]:
+    return {"data_key_arn": DATA_KEY_ARN, "sse_key_arn": SSE_KEY_ARN, "region": REGION}
+
+
+def state_machine_values(region: str = REGION, account: str = ACCOUNT) -> dict[str, str]:
+    """The variables fleet.tf renders the state machine's definition with."""
+    prefix = f"arn:aws:lambda:{region}:{account}:function:{FLEET_NAME}-"
+    return {
+        **FLEET_RETRY,
+        "list_function_arn": f"{prefix}inspect",
+        "worker_function_arn_prefix": prefix,
+        "results_bucket": RESULTS_BUCKET,
+        "results_prefix": RESULTS_PREFIX,
+    }
+
+
+def state_machine_definition(region: str = REGION, account: str = ACCOUNT) -> Any:
+    """The fleet state machine's definition as fleet.tf renders it, parsed."""
+    return json.loads(render_file(STATE_MACHINE_TEMPLATE, state_machine_values(region, account)))
 
 
 def _store_values(prefix: str, agents: list[str]) -> dict[str, str]:

@@ -152,7 +152,18 @@ def test_no_policy_names_a_wildcard_principal_except_the_tls_denies() -> None:
         for statement in json.loads(render_file(path, values))["Statement"]:
             if statement.get("Principal") == "*":
                 assert statement["Effect"] == "Deny", (path.name, statement["Sid"])
-                assert path.name in ("bucket.json.tftpl", "keystore-bucket.json.tftpl"), (path.name, statement["Sid"])
+                assert path.name in (
+                    "bucket.json.tftpl",
+                    "keystore-bucket.json.tftpl",
+                    "fleet-results-bucket.json.tftpl",
+                ), (
+                    path.name,
+                    statement["Sid"],
+                )
+                assert statement["Sid"] in ("DenyInsecureTransport", "DenyTlsOlderThan12"), (
+                    path.name,
+                    statement["Sid"],
+                )
 
 
 # -- the renderer itself ---------------------------------------------------------------------
@@ -275,7 +286,10 @@ def test_the_keystore_bucket_has_no_lifecycle_rule_and_no_replication() -> None:
     for (kind, label), body in MODULE_RESOURCES.items():
         if kind in _COPYING_OR_EXPIRING:
             assert "keystore" not in json.dumps(_without_comments(body)), (kind, label)
-    assert [label for kind, label in MODULE_RESOURCES if kind == "aws_s3_bucket_lifecycle_configuration"] == ["this"]
+    lifecycles = sorted(label for kind, label in MODULE_RESOURCES if kind == "aws_s3_bucket_lifecycle_configuration")
+    assert lifecycles == ["fleet_results", "this"]  # the memory bucket's and the fleet results bucket's
+    results_rule = MODULE_RESOURCES[("aws_s3_bucket_lifecycle_configuration", "fleet_results")]
+    assert results_rule["bucket"] == "${aws_s3_bucket.fleet_results[0].id}"
     assert [key for key in MODULE_RESOURCES if key[0] == "aws_s3_bucket_replication_configuration"] == []
     for path in TF_FILES:  # the example (or anything else in terraform/) adds none either
         for kind, label in _resources(path):

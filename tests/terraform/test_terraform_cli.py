@@ -28,9 +28,11 @@ import pytest
 from tests.terraform.deploy import (
     EXAMPLE_POLICIES,
     POLICIES,
+    STATE_MACHINE_TEMPLATE,
     TERRAFORM,
     example_template_values,
     module_template_values,
+    state_machine_values,
 )
 from tests.terraform.render import render_file
 
@@ -38,7 +40,7 @@ ALL_TEMPLATES = [
     (path, values[path.name])
     for folder, values in ((POLICIES, module_template_values()), (EXAMPLE_POLICIES, example_template_values()))
     for path in sorted(folder.glob("*.tftpl"))
-]
+] + [(STATE_MACHINE_TEMPLATE, state_machine_values())]
 TF_TEST_FILE = TERRAFORM / "tests" / "rendered_policies.tftest.hcl"
 
 
@@ -110,6 +112,7 @@ def test_terraform_test_deploys_the_documents_python_renders(tmp_path: Path) -> 
         name.removesuffix(".json.tftpl"): render_file(POLICIES / name, values)
         for name, values in module_template_values().items()
     }
+    expected["fleet-state-machine-definition"] = render_file(STATE_MACHINE_TEMPLATE, state_machine_values())
     (tmp_path / "expected.tfvars.json").write_text(json.dumps({"expected": expected}), encoding="utf-8")
     init = _run(terraform, "init", "-backend=false", "-input=false", "-no-color", f"-plugin-dir={plugin_dir}", cwd=work)
     assert init.returncode == 0, init.stdout + init.stderr
