@@ -40,6 +40,11 @@ def _where(ctx: Context, args: argparse.Namespace) -> Location:
             return Location.from_url(url)
     except ValueError as err:
         raise UsageError(f"--results ({RESULTS}): {err}") from None
+    if getattr(args, "engine", "local") == "stepfunctions":
+        raise UsageError(
+            f"--engine stepfunctions needs the fleet's results location: --results or {RESULTS} "
+            "(the Terraform module's `fleet_environment` output; its workers may write only there)"
+        )
     return Location(ctx.settings.bucket, f"{ctx.settings.prefix}.s3memory-fleet/")
 
 

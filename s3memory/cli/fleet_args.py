@@ -15,7 +15,8 @@ _RUN_EXAMPLE = """examples:
 
 --agents FILE: one agent id a line (`store:ID` for a store; # comments). shred and purge take
 only --agents, never --all. Each agent's result is stored under the results location
-(--results, S3MEMORY_FLEET_RESULTS; default s3://BUCKET/PREFIX.s3memory-fleet/) as it finishes,
+(--results, S3MEMORY_FLEET_RESULTS; local default s3://BUCKET/PREFIX.s3memory-fleet/, required
+with --engine stepfunctions) as it finishes,
 so `s3memory fleet redrive RUN` (or a rerun of the Step Functions execution) does only the rest.
 
 exit codes: 0 every agent done, 1 an agent failed or was not reached, 2 usage or configuration error"""

@@ -83,9 +83,16 @@ def to_jsonl(items: Sequence[Item]) -> bytes:
     return "".join(json.dumps(i.to_json(), sort_keys=True) + "\n" for i in items).encode()
 
 
-def write(s3: Any, where: Location, run_id: str, items: Sequence[Item]) -> str:
+def write(s3: Any, where: Location, run_id: str, items: Sequence[Item], *, array: bool = False) -> str:
+    """The JSONL manifest (the run's record of its items); with `array`, also the JSON array the state
+    machine's ItemReader reads, whose key is returned then."""
     key = where.manifest(run_id)
     s3.put_object(Bucket=where.bucket, Key=key, Body=to_jsonl(items), ContentType="application/x-ndjson")
+    if not array:
+        return key
+    key = where.item_array(run_id)
+    body = json.dumps([i.to_json() for i in items], sort_keys=True).encode()
+    s3.put_object(Bucket=where.bucket, Key=key, Body=body, ContentType="application/json")
     return key
 
 

@@ -63,6 +63,10 @@ class Location:
     def manifest(self, run_id: str) -> str:
         return f"{self.run(run_id)}manifest.jsonl"
 
+    def item_array(self, run_id: str) -> str:
+        """The same items as one JSON array: what the state machine's ItemReader reads (`InputType: JSON`)."""
+        return f"{self.run(run_id)}manifest.json"
+
     def marker(self, run_id: str, state: str, item: Item) -> str:
         return f"{self.run(run_id)}{state}/{item.kind}/{item.id}"
 

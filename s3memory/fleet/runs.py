@@ -37,8 +37,8 @@ class Plan:
         return {"job": self.job, "options": self.options, "run_id": self.run_id, "results": results}
 
     def save(self, s3: Any, engine: str) -> str:
-        """Write the manifest and `run.json`; returns the manifest's key."""
-        key = manifest.write(s3, self.where, self.run_id, self.items)
+        """Write the manifest and `run.json`; returns the key of the manifest the engine reads."""
+        key = manifest.write(s3, self.where, self.run_id, self.items, array=engine == "stepfunctions")
         record = {**self.batch_input(), "engine": engine, "items": len(self.items)}
         s3.put_object(Bucket=self.where.bucket, Key=self.where.run(self.run_id) + RUN_FILE,
                       Body=json.dumps(record, sort_keys=True).encode(), ContentType="application/json")  # fmt: skip

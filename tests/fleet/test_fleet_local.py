@@ -181,6 +181,35 @@ def test_the_stepfunctions_engine_names_the_state_machine_it_needs(env: Any, cap
                    "S3MEMORY_FLEET_STATE_MACHINE (the Terraform module's fleet state machine)\n")  # fmt: skip
 
 
+def test_the_stepfunctions_engine_needs_the_fleets_results_location(
+    env: Any, capsys: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The default results location is in the memory bucket, where no fleet worker may write."""
+    env.put_object(Bucket=BUCKET, Key="agents/agent-0000/f0.md", Body=b"x")
+    monkeypatch.setenv("S3MEMORY_FLEET_STATE_MACHINE", "arn:aws:states:us-east-1:123456789012:stateMachine:m")
+    code, _, err = run(capsys, "fleet", "run", "verify", "--all", "--engine", "stepfunctions")
+    assert code == 2
+    assert err == ("s3memory: error: --engine stepfunctions needs the fleet's results location: --results or "
+                   "S3MEMORY_FLEET_RESULTS (the Terraform module's `fleet_environment` output; its workers may "
+                   "write only there)\n")  # fmt: skip
+    listed = env.list_objects_v2(Bucket=BUCKET)["Contents"]
+    assert [o["Key"] for o in listed] == ["agents/agent-0000/f0.md"]  # refused before anything was written
+
+
+def test_a_state_machine_run_gets_its_items_as_one_json_array(env: Any, results: str) -> None:
+    """The state machine's ItemReader reads `InputType: JSON`; the JSONL record stays beside it."""
+    from s3memory.fleet.results import Item, Location
+
+    where = Location(results, "runs/")
+    items = [Item("agent-0001", "agent"), Item("s1", "store")]
+    key = manifest.write(env, where, "r1", items, array=True)
+    assert key == "runs/r1/manifest.json"
+    body = env.get_object(Bucket=results, Key=key)["Body"].read()
+    assert json.loads(body) == [{"id": "agent-0001", "kind": "agent"}, {"id": "s1", "kind": "store"}]
+    assert manifest.read(env, where, "r1") == items
+    assert manifest.write(env, where, "r2", items) == "runs/r2/manifest.jsonl"
+
+
 def test_a_destructive_fleet_job_without_a_terminal_needs_yes(env: Any, capsys: Any, tmp_path: Path) -> None:
     env.put_object(Bucket=BUCKET, Key="agents/agent-0000/f0.md", Body=b"x")
     listed = tmp_path / "agents.txt"
