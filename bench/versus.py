@@ -43,12 +43,11 @@ GUARANTEES = """What each gives for its time:
 
 - **s3memory**: conditional creates and edits, crash-consistent directory changes (intent records,
   completed by the next command), the secret guard, quotas, attribution, branch-key rotation, the
-  integrity commitment. Its lead comes from two things the strong baseline does not do: an edit of
-  a file the tool has just read or written writes If-Match on the version it holds without reading
-  it again (`s3memory/memory/recent.py`), and a create sends its PUT with its placement checks,
-  deleting the object again when they refuse (`s3memory/memory/creates.py`). Both are answered by
-  S3's conditions, never by what the tool remembers; a baseline that did the same would close most
-  of the gap.
+  integrity commitment. Its lead comes from what the strong baseline does not do: an edit, delete
+  or rename of a file the tool has just read or written writes If-Match on the version it holds
+  without reading it again (`s3memory/memory/recent.py`). That is answered by S3's conditions,
+  never by what the tool remembers; a baseline that did the same would close most of the gap.
+  A create checks, then PUTs, as the strong baseline does (`s3memory/memory/creates.py`).
 - **strong** (`bench/strong.py`): checks sent together, If-None-Match creates and If-Match edits,
   directory-first lookups, parallel directory copies, one data key per process. No intent records
   (a crash mid-rename leaves a half-moved directory for good), no guard, quotas, attribution or

@@ -38,13 +38,39 @@ DEFAULT_MAX_ATTEMPTS = 5
 DEFAULT_HELD_FILES = 256
 
 
+# Each field of `Limits`: its smallest value, and whether None (no limit) is allowed. Each is also
+# the environment variable S3MEMORY_<FIELD> (config.Settings), which the errors name; that variable
+# asks for a view of at least MIN_VIEW_CHARS, `Limits` itself for one character (a view is cut
+# to fit any size, header and first line kept).
+_BOUNDS: dict[str, tuple[int, bool]] = {
+    "max_file_bytes": (1, False),
+    "max_view_chars": (1, False),
+    "max_agent_bytes": (1, True),
+    "max_agent_files": (1, True),
+    "held_files": (0, False),
+}
+
+
 @dataclass(frozen=True)
 class Limits:
     """What one command may cost: file size, view size, the agent's optional quotas, and how many
-    files the tool holds between commands (`held_files`, 0: none)."""
+    files the tool holds between commands (`held_files`, 0: none). Checked when built: each is an
+    int (not a bool, a float or a string) of at least its smallest value; the quotas may be None."""
 
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
     max_view_chars: int = DEFAULT_MAX_VIEW_CHARS
     max_agent_bytes: int | None = None
     max_agent_files: int | None = DEFAULT_MAX_AGENT_FILES
     held_files: int = DEFAULT_HELD_FILES
+
+    def __post_init__(self) -> None:
+        for name, (lowest, optional) in _BOUNDS.items():
+            value = getattr(self, name)
+            if value is None and optional:
+                continue
+            where = f"Limits.{name} (S3MEMORY_{name.upper()})"
+            if isinstance(value, bool) or not isinstance(value, int):
+                kind = "a whole number or None" if optional else "a whole number"
+                raise TypeError(f"{where} must be {kind}, not {type(value).__name__}")
+            if value < lowest:
+                raise ValueError(f"{where} must be at least {lowest:,}, not {value:,}")

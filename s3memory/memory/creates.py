@@ -1,15 +1,18 @@
-"""`create` in one round trip: the conditional PUT goes out with the placement checks.
+"""A PUT sent with its placement checks, undone if they refuse; and why `create` does not do that.
+
+`create` (memory.engine) makes the placement checks first, then the conditional PUT: two round
+trips (a new tool's first create sends its checks with its root listing).
 
 The PUT (If-None-Match) answers whether a file is at the path; the checks (`Placement.check`)
-whether the path is a directory or lies below a file. Sent one after the other they cost two
-round trips; sent together, one. When the checks refuse (the model asked for a path that is a
-directory, or below a file) or fail, the object the PUT stored is deleted again in the version
-it wrote, and the command answers as if the PUT had never been sent. Meanwhile, a reader could
-have seen the file for that moment, and a versioned bucket keeps it as a version followed by a
-delete marker; a create that is not refused costs nothing of the kind.
+whether the path is a directory or lies below a file. No S3 condition can tell that no key lies
+below a prefix, so a PUT sent before its checks answered would have to be deleted again when
+they refuse, and meanwhile another tool could read, edit or rename the refused file (its edit
+then acknowledged and lost, or kept as a file beside the directory), a crash before the delete
+would leave it for good, and a bucket with Object Lock would keep its version. So a create sends
+its PUT only once the checks passed: a refused create stores nothing, anywhere, ever.
 
-Used only when the write needs no new branch key (`Keystore.sealing_is_quiet`): a refused create
-must leave the keystore as it was too.
+`put_placed` is the one-wave form (the PUT with the checks, deleted again on a refusal), kept for
+callers that can undo what they stored; its undo is conditional on the ETag it wrote.
 """
 
 from __future__ import annotations
@@ -18,22 +21,15 @@ import logging
 from collections.abc import Callable
 from concurrent.futures import Executor, Future, wait
 
-from s3memory.core import messages as fmt
 from s3memory.core.paths import MemoryPath
-from s3memory.errors import CommandError, OutcomeUnknown, S3MemoryError, StorageError
+from s3memory.errors import CommandError, OutcomeUnknown, PreconditionFailed, S3MemoryError, StorageError
 from s3memory.storage.concurrency import submit
 from s3memory.storage.vault import Vault
 
-from . import outcomes, writes
+from . import outcomes
 from .placement import Placement
 
 log = logging.getLogger("s3memory")
-
-
-def create_placed(vault: Vault, placement: Placement, executor: Executor, path: MemoryPath, text: str) -> str:
-    """Create the file at `path` if it may go there; its ETag ("" if only a read-back saw it land)."""
-    return put_placed(vault, placement, executor, path, fmt.already_exists(path.display), writes.create, vault, path,
-                      text).result()  # fmt: skip
 
 
 def put_placed(
@@ -47,7 +43,8 @@ def put_placed(
 ) -> Future[str]:
     """Send `put(*args)`, a conditional PUT of `path` returning its ETag, with the placement checks
     of `path`; its answer, once the checks passed. A check that refuses or fails raises, after the
-    object the PUT stored (if any) is deleted again in its version."""
+    object the PUT stored (if any) is deleted again in the version it wrote (`OutcomeUnknown` if
+    that cannot be made certain)."""
     putting = submit(executor, put, *args)
     try:
         placement.check(path, exists_message, mine=vault.key(path))
@@ -59,14 +56,18 @@ def put_placed(
 
 
 def _undo(vault: Vault, path: MemoryPath, putting: Future[str]) -> None:
-    """Delete what the PUT stored (nothing if it failed); raise `OutcomeUnknown` if that cannot be made certain."""
+    """Delete what the PUT stored (nothing if it failed) only in the version it wrote; raise
+    `OutcomeUnknown` if that cannot be made certain."""
     failed = putting.exception()
     if isinstance(failed, OutcomeUnknown):
         raise failed  # it may have landed: the model must look, whatever the checks said
     if failed is not None:
         return  # refused (a file is there) or certainly not stored: nothing of ours to delete
+    etag = putting.result()
+    if not etag:  # never an unconditional DELETE: it could remove another writer's version
+        raise outcomes.unknown(PreconditionFailed("PreconditionFailed", "DeleteObject"), [path])
     try:
-        vault.store.delete(vault.key(path), if_match=putting.result() or None)
+        vault.store.delete(vault.key(path), if_match=etag)
     except StorageError as err:
-        log.warning("s3memory: a refused create could not be undone (%s)", err.code)
+        log.warning("s3memory: a refused write could not be undone (%s)", err.code)
         raise outcomes.unknown(err, [path]) from None

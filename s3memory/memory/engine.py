@@ -39,7 +39,6 @@ from s3memory.storage.store import ObjectInfo
 from s3memory.storage.vault import Vault
 
 from . import explain, observe, writes
-from .creates import create_placed
 from .dir_changes import DirectoryChanges
 from .held import HeldFiles
 from .looking import Looker
@@ -177,14 +176,10 @@ class Memory:
         if path.is_root:
             raise CommandError(fmt.already_exists(path.display))
         with self._failures(path.display):
-            self._begin(path)
-            if self.vault.keystore.sealing_is_quiet():  # the PUT goes with the checks (see `creates`)
-                stored = self.policy.content(path, text, 0, True)
-                etag = create_placed(self.vault, self.placement, self.executor, path, stored)
-            else:
-                self.placement.check(path, fmt.already_exists(path.display))
-                stored = self.policy.content(path, text, 0, True)
-                etag = writes.create(self.vault, path, stored)
+            # The checks first (a new tool's go with its root listing), then the PUT (see `creates`).
+            self.recovery.ensure_while(lambda: self.placement.check(path, fmt.already_exists(path.display)), path)
+            stored = self.policy.content(path, text, 0, True)
+            etag = writes.create(self.vault, path, stored)
             self.recent.note(path, stored, etag)
         self.policy.created()
         self.placement.remember(path.ancestors())

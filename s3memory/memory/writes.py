@@ -85,7 +85,7 @@ Change = Callable[[str], tuple[str, Callable[[str], T]]]
 
 def create(vault: Vault, path: MemoryPath, text: str) -> str:
     """Write a new file at `path`; the contract's "already exists" error if any file is there.
-    Returns the new ETag ("" when only a read-back told that our write landed).
+    Returns the new ETag (also when only a read-back told that our write landed: the ETag it saw).
 
     A create refused after a retry (or after an earlier ambiguous attempt) may have met its own
     object: one HEAD tells, by the write id."""
@@ -96,8 +96,9 @@ def create(vault: Vault, path: MemoryPath, text: str) -> str:
         try:
             return vault.write(path, text, if_none_match=True, write_id=write_id)
         except PreconditionFailed as err:
-            if (uncertain or outcomes.ambiguous(err)) and _is_own(vault, path, write_id):
-                return ""
+            own = _own_etag(vault, path, write_id) if uncertain or outcomes.ambiguous(err) else None
+            if own is not None:
+                return own
             raise CommandError(fmt.already_exists(path.display)) from None
         except ConditionalConflict as err:
             uncertain = uncertain or outcomes.ambiguous(err)
@@ -105,18 +106,24 @@ def create(vault: Vault, path: MemoryPath, text: str) -> str:
                 break
         except StorageUnavailable as err:
             return outcomes.settle_put(vault, path, write_id, None, err, [path])
-    if uncertain and _is_own(vault, path, write_id):
-        return ""
+    own = _own_etag(vault, path, write_id) if uncertain else None
+    if own is not None:
+        return own
     raise CommandError(fmt.already_exists(path.display))
 
 
-def _is_own(vault: Vault, path: MemoryPath, write_id: str, before: str | None = None) -> bool:
-    """Whether the object at `path` is the write that carried `write_id` (one HEAD);
-    `OutcomeUnknown` if the read-back fails."""
+def _own_etag(vault: Vault, path: MemoryPath, write_id: str, before: str | None = None) -> str | None:
+    """The ETag of the object at `path` if it is the write that carried `write_id` (one HEAD),
+    else None; `OutcomeUnknown` if the read-back fails."""
     seen = outcomes.put_outcome(vault, path, write_id, before)
     if seen.verdict is Verdict.UNKNOWN:
         raise outcomes.unknown(StorageUnavailable(seen.code, "HeadObject"), [path])
-    return seen.verdict is Verdict.LANDED
+    return seen.etag if seen.verdict is Verdict.LANDED else None
+
+
+def _is_own(vault: Vault, path: MemoryPath, write_id: str, before: str | None = None) -> bool:
+    """Whether the object at `path` is the write that carried `write_id` (see `_own_etag`)."""
+    return _own_etag(vault, path, write_id, before) is not None
 
 
 def update(

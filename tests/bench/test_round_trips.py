@@ -24,9 +24,9 @@ EXPECTED = {
     "view /memories": 1,  # LIST
     "view a directory": 1,  # LIST (a name without "." is listed first)
     "view a file": 1,  # GET
-    "create in an existing dir": 1,  # PUT ‖ LIST parent ‖ LIST path (memory.creates)
-    "create in a new dir (depth 2)": 1,  # PUT ‖ LIST path ‖ HEAD ancestor
-    "create in a new dir (depth 3)": 1,  # PUT ‖ LIST path ‖ HEAD 2 ancestors
+    "create in an existing dir": 2,  # LIST parent ‖ LIST path; PUT (memory.creates: checks first)
+    "create in a new dir (depth 2)": 2,  # LIST path ‖ HEAD ancestor; PUT
+    "create in a new dir (depth 3)": 2,  # LIST path ‖ HEAD 2 ancestors; PUT
     "str_replace": 1,  # PUT If-Match the version this tool wrote (memory.recent)
     "insert": 1,  # PUT
     "str_replace, a file this tool has not read": 2,  # GET; PUT
@@ -52,7 +52,7 @@ EXPECTED = {
     # and the key before its one wave.
     "view a file, a new tool's first command": 1.3,  # GET ‖ LIST root; KMS
     "str_replace, a new tool's first command": 2.3,  # GET ‖ LIST root; KMS; PUT
-    "create, a new tool's first command": 2.3,  # LIST root; KMS; PUT ‖ LIST parent ‖ LIST path
+    "create, a new tool's first command": 2.3,  # LIST root ‖ LIST parent ‖ LIST path; KMS; PUT
 }
 
 

@@ -8,6 +8,7 @@ command's answer, success string or error text, must be identical in both.
 from __future__ import annotations
 
 import itertools
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -258,6 +259,7 @@ _BUCKETS = itertools.count()
 
 class MemoryMachine(RuleBasedStateMachine):
     s3: Any = None
+    other_s3: Any = None
 
     def __init__(self) -> None:
         super().__init__()
@@ -266,24 +268,21 @@ class MemoryMachine(RuleBasedStateMachine):
         self.tool = S3MemoryTool(
             bucket=bucket, agent_id="model", keys=LocalKeys(LOCAL_KEY), s3_client=self.s3, max_workers=2
         )
+        # Another tool of the agent on a client of its own, whose creates race the first tool's.
+        self.other = S3MemoryTool(
+            bucket=bucket, agent_id="model", keys=LocalKeys(LOCAL_KEY), s3_client=self.other_s3, max_workers=2
+        )
         self.model = Model()
         STATS["examples"] += 1
 
     def teardown(self) -> None:
         self.tool.close()
+        self.other.close()
 
     def check(self, expect: Any, **command: Any) -> None:
         STATS["steps"] += 1
-        try:
-            expected: tuple[bool, str] = (True, expect())
-        except Refused as refused:
-            expected = (False, refused.message)
-            STATS["errors"] += 1
-        try:
-            actual: tuple[bool, str] = (True, self.tool.call(command))
-        except ToolError as exc:
-            actual = (False, str(exc.content))
-        assert actual == expected, f"{command}\nmodel files: {self.model.files}"
+        expected = _expected(expect)
+        assert _answer(self.tool, command) == expected, f"{command}\nmodel files: {self.model.files}"
 
     def pick(self, data: st.DataObject) -> str:
         """Mostly a file or directory that exists now (as the model would address it), else any path."""
@@ -308,6 +307,45 @@ class MemoryMachine(RuleBasedStateMachine):
     def create_file(self, path: str, text: str) -> None:
         """A second create rule, on file names only, so that sequences build up some content."""
         self.create(path, text)
+
+    @precondition(lambda self: self.model.files)
+    @rule(data=st.data())
+    def recreate_identical(self, data: st.DataObject) -> None:
+        """A create of a file that holds exactly that text already (a model retrying its create)."""
+        path = data.draw(st.sampled_from(sorted(self.model.files)))
+        text = self.model.files[path]
+        self.check(lambda: self.model.create(show(path), text), command="create", path=show(path), file_text=text)
+
+    @rule(path=any_path, other=any_path, text=texts)
+    def create_racing(self, path: str, other: str, text: str) -> None:
+        """The other tool's create of `other` runs whole when this tool's create of `path` sends its
+        first request, and every request of this one waits for it: the serial order other, then this.
+        (A path refused before any request: this one, then the other.)"""
+        STATS["steps"] += 2
+        lock = threading.Lock()
+        raced: list[tuple[bool, str]] = []
+
+        def race(**_: Any) -> None:
+            with lock:  # every request of this create waits here until the other create answered
+                if not raced:
+                    raced.append(_answer(self.other, {"command": "create", "path": other, "file_text": "other"}))
+
+        self.s3.meta.events.register("before-call.s3.*", race, unique_id="race")
+        try:
+            mine = _answer(self.tool, {"command": "create", "path": path, "file_text": text})
+        finally:
+            self.s3.meta.events.unregister("before-call.s3.*", unique_id="race")
+        if raced:
+            expected = (
+                _expected(lambda: self.model.create(other, "other")),
+                _expected(lambda: self.model.create(path, text)),
+            )
+            assert (raced[0], mine) == expected, f"{other} then {path}\nmodel files: {self.model.files}"
+        else:
+            expected_mine = _expected(lambda: self.model.create(path, text))
+            theirs = _answer(self.other, {"command": "create", "path": other, "file_text": "other"})
+            expected = (expected_mine, _expected(lambda: self.model.create(other, "other")))
+            assert (mine, theirs) == expected, f"{path} then {other}\nmodel files: {self.model.files}"
 
     @precondition(lambda self: self.model.files)  # edits of missing paths still come from pick()
     @rule(data=st.data(), old=olds, new=news)
@@ -342,9 +380,25 @@ class MemoryMachine(RuleBasedStateMachine):
         self.check(lambda: self.model.rename(old, new), command="rename", old_path=old, new_path=new)
 
 
+def _expected(expect: Any) -> tuple[bool, str]:
+    try:
+        return True, expect()
+    except Refused as refused:
+        STATS["errors"] += 1
+        return False, refused.message
+
+
+def _answer(tool: S3MemoryTool, command: dict[str, Any]) -> tuple[bool, str]:
+    try:
+        return True, tool.call(command)
+    except ToolError as exc:
+        return False, str(exc.content)
+
+
 def test_tool_matches_the_spec_model():
     with mock_aws():
         MemoryMachine.s3 = boto3.client("s3", region_name=REGION)
+        MemoryMachine.other_s3 = boto3.client("s3", region_name=REGION)
         run_state_machine_as_test(
             MemoryMachine,
             settings=settings(
