@@ -30,7 +30,8 @@ def memory_for(ctx: Context, agent: str, *, read_only: bool = True) -> Memory:
     # A storage failure here: the command's own request fails the same way and says so in the tool's words.
     with contextlib.suppress(StorageError):
         ctx.require(agent)
-    return memory_of(ctx.vault(agent), ctx.full.memory_options(), ctx.pool.executor, read_only=read_only)
+    vault = ctx.vault(agent, read_only=read_only)
+    return memory_of(vault, ctx.full.memory_options(), ctx.pool.executor, read_only=read_only)
 
 
 def _view(memory: Memory, path: str, view_range: list[int] | None = None) -> str:
