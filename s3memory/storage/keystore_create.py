@@ -218,8 +218,28 @@ class KeyCreation:
         if not self._cached_change(add):  # expired meanwhile: read it again rather than forget the older keys
             self.ring(refresh=True)
 
-    def _write_index(self, record: BranchRecord) -> None:
-        """Best effort: a missing index entry only costs readers one GET of the claim."""
+    def record_bounds(self) -> None:
+        """Write an index entry of the active key that records the retirement and voids the listing
+        shows now (`retire`, and `rotate` after voiding): removing `retired.N` or `void.G` later
+        brings no key back (see `core.branch_records`). Create-only; nothing if already recorded."""
+        if self.read_only:
+            raise ReadOnlyKeystore("a read-only keystore records nothing")
+        ring = self.ring(refresh=True)
+        generation = ring.active_generation
+        etag = ring.claim_etag(generation) if generation else None
+        if etag is None:
+            return
+        bounded = dataclasses.replace(
+            self.record(ring, generation), retired=ring.retired, void=tuple(sorted(ring.void)),
+            tag=keyring.claim_tag(etag),
+        )  # fmt: skip
+        if bounded.index_name() not in {r.index_name() for r in ring.indexed(generation)}:
+            self._write_index(bounded, required=True)
+            self.ring(refresh=True)
+
+    def _write_index(self, record: BranchRecord, *, required: bool = False) -> None:
+        """Best effort: a missing index entry only costs readers one GET of the claim (`required`:
+        an entry that records bounds, whose failure the operator must see)."""
         if self.read_only:
             return
         try:
@@ -227,4 +247,6 @@ class KeyCreation:
         except PreconditionFailed:
             pass  # already there
         except StorageError as err:
+            if required:
+                raise
             log.warning("s3memory: could not write a branch key index entry (%s); readers read its claim", err.code)

@@ -93,6 +93,14 @@ class Vault:
     def _names_on_create(self) -> str:
         return self.names.on_create()
 
+    def stores_anything(self) -> bool:
+        """Whether anything at all is stored for the agent (or store): a file, a record or a key.
+        One LIST (MaxKeys=1) of its root, and one of its keystore in a separate keystore bucket."""
+        if self.store.exists_under(self.root):
+            return True
+        keystore = self.keystore.store
+        return keystore.bucket != self.store.bucket and keystore.exists_under(self.keystore.folder)
+
     # -- the key layout (see AgentKeyspace) --
     def parse(self, raw: object) -> MemoryPath:
         return self.space.parse(raw)
