@@ -179,8 +179,10 @@ class Keystore(KeyCreation, NameModeRecords, KeyUnwrapping, Rotations):
         ring = self.ring()
         if generation not in ring.claims or generation > ring.active_generation:
             ring = self.ring(refresh=True)  # perhaps newer than what this process has seen
-        if generation <= ring.retired:
-            raise KeyRetired()  # retired: never again, whichever record said so
+        if generation <= ring.retired:  # retired: never again, whichever record said so
+            if generation in ring.claims and branch_id in {r.branch_id for r in self.entries(ring, generation)}:
+                raise KeyRetired()
+            raise IntegrityError()  # not even a key of ours
         if not ring.readable(generation):
             raise KeysDestroyed() if ring.shredded and generation not in ring.claims else IntegrityError()
         candidates = [r for r in self.entries(ring, generation) if r.branch_id == branch_id]
