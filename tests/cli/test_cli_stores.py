@@ -152,13 +152,13 @@ def test_stores_shows_a_mounted_store_with_nothing_stored(capsys: Any, curated: 
 
 def test_doctor_shows_a_mounted_store_with_nothing_stored(capsys: Any, curated: Any, monkeypatch: Any) -> None:
     monkeypatch.setenv("S3MEMORY_MOUNTS", f"g={STORE},t=typo-store")
-    code, out, _ = run(capsys, "doctor")
+    _, out, _ = run(capsys, "doctor")
     assert (
         "mount: /memories/t shows shared store typo-store, which has nothing stored (is the store id right?); "
         "add :create to the mount in S3MEMORY_MOUNTS if it is meant to start empty"
     ) in out.splitlines()
-    code, out, _ = run(capsys, "doctor", "--json")
+    _, out, _ = run(capsys, "doctor", "--json")
     assert json.loads(out)["empty_mounts"] == [{"mount": "t", "store": "typo-store"}]
     monkeypatch.setenv("S3MEMORY_MOUNTS", f"g={STORE}")
-    code, out, _ = run(capsys, "doctor", "--json")
+    _, out, _ = run(capsys, "doctor", "--json")
     assert json.loads(out)["empty_mounts"] == []

@@ -87,8 +87,10 @@ def test_create_marks_a_store_meant_to_start_empty() -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("guidelines", "mount 'guidelines' must be NAME=STORE, NAME=STORE:ro or NAME=STORE:rw, optionally followed by :create"),
-        ("g=s:x:y:z", "mount 'g=s:x:y:z' must be NAME=STORE, NAME=STORE:ro or NAME=STORE:rw, optionally followed by :create"),
+        ("guidelines", "mount 'guidelines' must be NAME=STORE, NAME=STORE:ro or NAME=STORE:rw, "
+                       "optionally followed by :create"),
+        ("g=s:x:y:z", "mount 'g=s:x:y:z' must be NAME=STORE, NAME=STORE:ro or NAME=STORE:rw, "
+                       "optionally followed by :create"),
         ("g=s:x:y", "mount 'g=s:x:y': the mode after ':' must be ro, rw or create"),
         ("g=s:ro:y", "mount 'g=s:ro:y': only :create may follow the mode"),
         ("g=s:wr", "mount 'g=s:wr': the mode after ':' must be ro, rw or create"),

@@ -107,7 +107,8 @@ def test_the_mcp_server_mounts_s3memory_mounts_or_its_mount_flags(
 @pytest.mark.parametrize(
     ("flag", "message"),
     [
-        ("guidelines", "mount 'guidelines' must be NAME=STORE, NAME=STORE:ro or NAME=STORE:rw, optionally followed by :create"),
+        ("guidelines", "mount 'guidelines' must be NAME=STORE, NAME=STORE:ro or NAME=STORE:rw, "
+                       "optionally followed by :create"),
         ("g=_x", "store id must be 1-128 characters of letters, digits, '.', '_' or '-', starting with a letter or "
                  "digit"),
     ],
