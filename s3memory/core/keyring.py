@@ -156,10 +156,11 @@ class Ring:
 
     def trusted(self, generation: int) -> list[BranchRecord]:
         """The records of a claimed generation that are its claim's, as far as the listing proves:
-        its index entries whose claim tag matches the claim listed (several only for a moment, while
-        `rewrap` moves a key), or the claim read earlier (`confirm`) if it is unchanged. Empty when
-        the listing proves nothing (an entry of an earlier release, a writer stopped between its claim
-        and its entry, or entries with different ids): then the claim must be read."""
+        its index entries whose claim tag matches the claim listed (several only when they record
+        different bounds), or the claim read earlier (`confirm`) if it is unchanged. Empty when the
+        listing proves nothing (an entry of an earlier release, a writer stopped between its claim
+        and its entry, or matching entries with different ids or wrapped keys): then the claim must
+        be read."""
         etag = self.claim_etag(generation)
         if etag is None:
             return []
@@ -168,7 +169,7 @@ class Ring:
         seen = self.confirmed.get(generation)
         if seen is not None and seen[0] == etag and seen[1] not in found:
             found.append(seen[1])
-        return found if len({r.branch_id for r in found}) == 1 else []
+        return found if len({(r.branch_id, r.wrapped) for r in found}) == 1 else []
 
     def confirm(self, generation: int, etag: str, record: BranchRecord) -> None:
         """Remember the record of `generation`'s claim (ETag `etag`), read from the claim itself."""

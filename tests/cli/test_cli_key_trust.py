@@ -36,9 +36,9 @@ def names(s3: Any) -> list[str]:
     return [o["Key"][len(KEYS) :] for o in resp.get("Contents", [])]
 
 
-def plant_entry(s3: Any, generation: int, tag: str = "") -> BranchKey:
+def plant_entry(s3: Any, generation: int, tag: str = "", branch_id: str = "") -> BranchKey:
     """A key the thief keeps, and its index entry (no claim): create-only, as the agent role may."""
-    branch_id = f"{generation:08d}-{secrets.token_hex(8)}"
+    branch_id = branch_id or f"{generation:08d}-{secrets.token_hex(8)}"
     plaintext, wrapped = KEYSOURCE.new_branch_key("ann", branch_id)
     record = BranchRecord(branch_id, int(time.time()), KEYSOURCE.provider_id, wrapped, **({"tag": tag} if tag else {}))
     s3.put_object(Bucket=BUCKET, Key=KEYS + record.index_name(), Body=b"", IfNoneMatch="*")
@@ -120,6 +120,23 @@ def test_a_second_entry_for_the_active_generation_tagged_as_its_claim_opens_noth
     code, report = verify(capsys)
     assert code == 1
     assert [p["path"] for p in report["problems"]] == [FORGED, f"branch key {second.branch_id}"]
+
+
+def test_an_entry_with_the_active_keys_id_and_a_key_of_the_thiefs_opens_nothing(
+    capsys: Any, env: Any, make_tool: Any
+) -> None:
+    """KMS wraps a new key for any branch id in the agent's context: an entry with the active key's
+    id and claim tag but another wrapped key is not the claim's key."""
+    ok(make_tool("ann"), command="create", path="/memories/a.md", file_text="a\n")
+    active = Header.from_metadata(env.head_object(Bucket=BUCKET, Key=ANN + "a.md")["Metadata"]).branch_id
+    etag = env.head_object(Bucket=BUCKET, Key=KEYS + "00000001")["ETag"]
+    twin = plant_entry(env, 1, tag=keyring.claim_tag(etag), branch_id=active)
+    forge(env, twin)
+    assert err(make_tool("ann"), command="view", path=FORGED) == INTEGRITY
+    assert ok(make_tool("ann"), command="view", path="/memories/a.md").endswith("     1\ta")
+    writer = make_tool("ann")
+    ok(writer, command="create", path="/memories/b.md", file_text="b\n")
+    assert ok(make_tool("ann"), command="view", path="/memories/b.md").endswith("     1\tb")
 
 
 def test_removing_the_retirement_record_brings_no_key_back(capsys: Any, env: Any, make_tool: Any) -> None:
