@@ -127,7 +127,7 @@ class Keystore(KeyCreation, NameModeRecords, KeyUnwrapping, Rotations):
 
     def _remember(self, objects: Iterable[ObjectInfo]) -> Ring:
         ring = Ring.from_listing((obj.key[len(self.folder) :], obj.etag) for obj in objects)
-        earlier = self.caches.rings.get(self.location, float("inf"))
+        earlier = self.caches.rings.last(self.location)
         if earlier is not None:
             ring.carry(earlier)  # claims already read, and unchanged, are not read again
         self.caches.rings.put(self.location, ring)
