@@ -82,9 +82,11 @@ def _keystore(vault: Vault, report: VerifyReport) -> tuple[list[str], str]:
     """The agent's branch key ids, oldest first, and the active one's, after unwrapping each and
     its name key (a failure is a problem; so is a claim out of sequence)."""
     try:
-        records = vault.keystore.records()
-        ring = vault.keystore.ring()
-        named = vault.keystore.record(ring, NAME_KEY_GENERATION) if ring.name_claimed else None
+        ring = vault.keystore.ring(refresh=True)
+        # Every claim is read: an entry is checked against the claim itself, not against what the
+        # listing alone would trust (a thief's entry for a claim whose own entry is missing).
+        records = [vault.keystore.claimed(generation) for generation in sorted(ring.claims)]
+        named = vault.keystore.claimed(NAME_KEY_GENERATION) if ring.name_claimed else None
         recorded = vault.keystore.names_record(ring)
         mode_problem = vault.keystore.mode_problem(ring)
     except (StorageError, KeyUnavailable, IntegrityError) as err:

@@ -167,9 +167,14 @@ class Ring:
         tag = claim_tag(etag)
         found = [r for r in self.indexed(generation) if r.tag == tag]
         seen = self.confirmed.get(generation)
-        if seen is not None and seen[0] == etag and seen[1] not in found:
-            found.append(seen[1])
+        if seen is not None and seen[0] == etag:  # the claim itself was read: it decides
+            return [seen[1], *(r for r in found if (r.branch_id, r.wrapped) == (seen[1].branch_id, seen[1].wrapped))]
         return found if len({(r.branch_id, r.wrapped) for r in found}) == 1 else []
+
+    def read_claim(self, generation: int) -> bool:
+        """Whether this listing holds `generation`'s claim as read from the claim itself."""
+        seen = self.confirmed.get(generation)
+        return seen is not None and seen[0] == self.claim_etag(generation)
 
     def confirm(self, generation: int, etag: str, record: BranchRecord) -> None:
         """Remember the record of `generation`'s claim (ETag `etag`), read from the claim itself."""

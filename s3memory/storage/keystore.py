@@ -142,13 +142,14 @@ class Keystore(KeyCreation, NameModeRecords, KeyUnwrapping, Rotations):
         """The record of a claimed generation (see `entries`)."""
         return self.entries(ring, generation)[-1]
 
-    def entries(self, ring: Ring, generation: int) -> list[BranchRecord]:
+    def entries(self, ring: Ring, generation: int, *, from_claim: bool = False) -> list[BranchRecord]:
         """The records of a claimed generation, as its claim names them: its index entries whose claim
         tag matches (normally one; two for a moment while a rewrap moves it), else the claim's own
         record (one GET, remembered while the claim is unchanged). A writer then writes the entry
-        that saves the next process that GET; a read-only keystore writes nothing."""
+        that saves the next process that GET; a read-only keystore writes nothing. `from_claim`:
+        read the claim even if entries are trusted (an object names another key of the generation)."""
         trusted = ring.trusted(generation)
-        if trusted:
+        if trusted and not (from_claim and not ring.read_claim(generation)):
             return trusted
         try:
             claim = self.store.get(self.folder + keyring.claim_name(generation))
@@ -168,6 +169,15 @@ class Keystore(KeyCreation, NameModeRecords, KeyUnwrapping, Rotations):
             cached.confirm(generation, etag, record)  # read the claim once, not at every command
         return [record]
 
+    def claimed(self, generation: int) -> BranchRecord:
+        """The record of `generation`'s claim, read from the claim itself (one GET, whatever the
+        entries say): what `verify` checks every entry against."""
+        try:
+            claim = self.store.get(self.folder + keyring.claim_name(generation))
+        except NotFound:
+            raise IntegrityError() from None
+        return keyring.parse_claim(claim.body, generation)
+
     def branch(self, branch_id: str) -> BranchKey:
         """The branch key an object's header names (format 2), if it is the key its generation's claim
         names, of a claimed generation of the run up to the active one, neither voided nor retired;
@@ -186,6 +196,8 @@ class Keystore(KeyCreation, NameModeRecords, KeyUnwrapping, Rotations):
         if not ring.readable(generation):
             raise KeysDestroyed() if ring.shredded and generation not in ring.claims else IntegrityError()
         candidates = [r for r in self.entries(ring, generation) if r.branch_id == branch_id]
+        if not candidates:  # the claim itself decides (an entry tagged as its claim may not be its key)
+            candidates = [r for r in self.entries(ring, generation, from_claim=True) if r.branch_id == branch_id]
         if not candidates:
             raise IntegrityError()  # not the key its generation's claim names (planted, or not ours)
         return self._unwrap_first(candidates)

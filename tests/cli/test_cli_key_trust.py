@@ -178,3 +178,26 @@ def test_a_later_claim_records_the_retirement(capsys: Any, env: Any, make_tool: 
     assert record is not None
     etag = env.head_object(Bucket=BUCKET, Key=KEYS + "00000003")["ETag"]
     assert (record.retired, record.tag) == (1, keyring.claim_tag(etag))
+
+
+def test_verify_checks_each_entry_against_its_claim_itself(capsys: Any, env: Any, make_tool: Any) -> None:
+    """What a thief still holding the credential can do when the agent's writer stopped between its
+    claim and its entry: tag an entry of its own as that claim's. `verify` reads every claim and
+    reports it; a file of the agent still reads (the claim decides when an object names another key),
+    and the tool that read it writes the claim's own entry, after which the thief's key opens nothing."""
+    ok(make_tool("ann"), command="create", path="/memories/a.md", file_text="a\n")
+    [entry] = [n for n in names(env) if n.startswith("00000001-")]
+    env.delete_object(Bucket=BUCKET, Key=KEYS + entry)
+    etag = env.head_object(Bucket=BUCKET, Key=KEYS + "00000001")["ETag"]
+    thief = plant_entry(env, 1, tag=keyring.claim_tag(etag))
+    active = Header.from_metadata(env.head_object(Bucket=BUCKET, Key=ANN + "a.md")["Metadata"]).branch_id
+    code, report = verify(capsys)
+    assert code == 1
+    assert report["problems"] == [{"agent": "ann", "path": f"branch key {thief.branch_id}", "reason": (
+        f"an index entry of generation 1 naming another key than its claim ({active}): no tool or operator "
+        "wrote it; objects sealed under it fail their integrity check"
+    )}]  # fmt: skip
+    assert ok(make_tool("ann"), command="view", path="/memories/a.md").endswith("     1\ta")
+    assert len([n for n in names(env) if n.startswith(active)]) == 1  # the reading tool wrote the claim's entry
+    forge(env, thief)
+    assert err(make_tool("ann"), command="view", path=FORGED) == INTEGRITY
