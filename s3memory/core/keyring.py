@@ -168,7 +168,7 @@ class Ring:
         found = [r for r in self.indexed(generation) if r.tag == tag]
         seen = self.confirmed.get(generation)
         if seen is not None and seen[0] == etag:  # the claim itself was read: it decides
-            return [seen[1], *(r for r in found if (r.branch_id, r.wrapped) == (seen[1].branch_id, seen[1].wrapped))]
+            return [seen[1]]
         return found if len({(r.branch_id, r.wrapped) for r in found}) == 1 else []
 
     def read_claim(self, generation: int) -> bool:
