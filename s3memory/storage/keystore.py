@@ -192,7 +192,7 @@ class Keystore(KeyCreation, NameModeRecords, KeyUnwrapping, Rotations):
         if generation <= ring.retired:  # retired: never again, whichever record said so
             if generation in ring.claims and branch_id in {r.branch_id for r in self.entries(ring, generation)}:
                 raise KeyRetired()
-            raise IntegrityError()  # not even a key of ours
+            raise KeysDestroyed() if ring.shredded and generation not in ring.claims else IntegrityError()
         if not ring.readable(generation):
             raise KeysDestroyed() if ring.shredded and generation not in ring.claims else IntegrityError()
         candidates = [r for r in self.entries(ring, generation) if r.branch_id == branch_id]
