@@ -13,12 +13,13 @@ read once the old key is gone.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from s3memory.core.keyring import NAME_KEY_GENERATION, BranchRecord, Ring, claim_name
-from s3memory.errors import IntegrityError, KeyMisconfigured, KeyUnavailable, StorageError
+from s3memory.core.keyring import NAME_KEY_GENERATION, BranchRecord, Ring, claim_name, claim_tag
+from s3memory.errors import IntegrityError, KeyMisconfigured, KeyUnavailable, PreconditionFailed, StorageError
 from s3memory.memory.explain import for_report
 from s3memory.storage.keystore import Keystore
 from s3memory.storage.keystore_rotation import Rotation, RotationRefused
@@ -104,14 +105,19 @@ def _rewrap_branch(
         target = target or dataclasses.replace(record, wrapped=blob)
     assert target is not None
     target = dataclasses.replace(target, names=names or target.names)
+    moved = target not in records
     stale = [r for r in records if r.index_name() != target.index_name()]
-    if target not in records:
-        store.put(folder + target.index_name(), b"", {}, if_none_match=True)
-    if target not in records or stale:
-        store.put(folder + target.claim_name(), target.claim_body(), {}, if_match=claim_etag)
-    for record in stale:
-        store.delete(folder + record.index_name())
-    return target not in records or bool(stale)
+    if moved or stale:
+        # The claim first: the new entry carries the tag of the claim it names (see
+        # `core.branch_records`); until it is written, readers read the claim.
+        etag = store.put(folder + target.claim_name(), target.claim_body(), {}, if_match=claim_etag)
+        target = dataclasses.replace(target, tag=claim_tag(etag))
+        with contextlib.suppress(PreconditionFailed):
+            store.put(folder + target.index_name(), b"", {}, if_none_match=True)
+    for record in records:
+        if record.index_name() != target.index_name() and (moved or record in stale):
+            store.delete(folder + record.index_name())
+    return moved or bool(stale)
 
 
 def rewrap_keys(

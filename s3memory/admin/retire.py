@@ -4,7 +4,9 @@ Rotation is not revocation: whoever holds an old branch key could still seal obj
 `retire` writes the keystore entry `retired.N` (create-only; see `core.keyring.retired_entry`):
 every branch key up to generation N, the one before the active key, and every key claimed out of
 sequence (after a missing generation, see `core.keyring`) are then refused by every reader
-(`KeyRetired`), and no writer goes back to one, even if a newer generation is deleted.
+(`KeyRetired`), and no writer goes back to one, even if a newer generation is deleted. The
+retirement is monotone: an index entry of the active key records it too (and so does every later
+claim), so removing `retired.N` brings no key back.
 It refuses while current objects are still sealed under those keys (run `reseal` first), so no
 current file becomes unreadable; older versions sealed under them are, and `verify` reports any
 object still sealed under a retired key.
@@ -67,6 +69,6 @@ def retire(vault: Vault, pool: Pool) -> RetirePlan:
     keystore = vault.keystore
     with contextlib.suppress(PreconditionFailed):  # another run wrote it
         keystore.store.put(keystore.folder + keyring.retired_entry(plan.generation), b"", {}, if_none_match=True)
-    keystore.ring(refresh=True)
+    keystore.record_bounds()  # the active key's entry records it too: removing `retired.N` brings nothing back
     plan.retired = True
     return plan

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from s3memory.core.envelope import Header
-from s3memory.core.keyring import NAME_KEY_GENERATION, BranchRecord, Ring
+from s3memory.core.keyring import NAME_KEY_GENERATION, BranchRecord, Ring, generation_of, retired_entry, void_entry
 from s3memory.core.paths import owner_flag
 from s3memory.errors import (
     CONFIGURATION,
@@ -82,9 +82,11 @@ def _keystore(vault: Vault, report: VerifyReport) -> tuple[list[str], str]:
     """The agent's branch key ids, oldest first, and the active one's, after unwrapping each and
     its name key (a failure is a problem; so is a claim out of sequence)."""
     try:
-        records = vault.keystore.records()
-        ring = vault.keystore.ring()
-        named = vault.keystore.record(ring, NAME_KEY_GENERATION) if ring.name_claimed else None
+        ring = vault.keystore.ring(refresh=True)
+        # Every claim is read: an entry is checked against the claim itself, not against what the
+        # listing alone would trust (a thief's entry for a claim whose own entry is missing).
+        records = [vault.keystore.claimed(generation) for generation in sorted(ring.claims)]
+        named = vault.keystore.claimed(NAME_KEY_GENERATION) if ring.name_claimed else None
         recorded = vault.keystore.names_record(ring)
         mode_problem = vault.keystore.mode_problem(ring)
     except (StorageError, KeyUnavailable, IntegrityError) as err:
@@ -94,6 +96,8 @@ def _keystore(vault: Vault, report: VerifyReport) -> tuple[list[str], str]:
         fix = f"record the mode its names must have: s3memory migrate {owner_flag(vault.agent_id)} --names MODE"
         report.problems.append(Problem(vault.agent_id, "name mode", f"{mode_problem}; {fix}"))
     _out_of_sequence(vault.agent_id, ring, records, report)
+    _untrusted_entries(vault.agent_id, ring, records, named, report)
+    _missing_bounds(vault.agent_id, ring, report)
     for record in records:
         try:
             vault.keystore.unwrap(record)
@@ -128,9 +132,50 @@ def _out_of_sequence(agent: str, ring: Ring, records: list[BranchRecord], report
             how = "voided by s3memory rotate" if record.generation in ring.void else "never used to write"
             why = (
                 f"claimed out of sequence: no tool or operator created it, and it is {how}; "
-                "objects sealed under it are read until s3memory retire (reseal moves them to the active key)"
+                "objects sealed under it fail their integrity check"
             )
             report.problems.append(Problem(agent, f"branch key {record.branch_id}", why))
+
+
+def _untrusted_entries(
+    agent: str, ring: Ring, records: list[BranchRecord], named: BranchRecord | None, report: VerifyReport
+) -> None:
+    """Report each index entry that is not its generation's claim's key: one for a generation nobody
+    claimed, or one naming another key than its claim (e.g. planted with a stolen agent credential,
+    whose KMS grant can make such keys). No object sealed under one opens (see `core.keyring`)."""
+    claimed = {r.generation: r.branch_id for r in records}
+    if named is not None:
+        claimed[NAME_KEY_GENERATION] = named.branch_id
+    active = ring.active_generation
+    for branch_id in sorted(ring.records):
+        generation = generation_of(branch_id)
+        if claimed.get(generation) == branch_id:
+            continue
+        kind = "name key" if generation == NAME_KEY_GENERATION else "branch key"
+        if generation not in claimed:
+            what = f"an index entry of generation {generation}, which has no claim"
+        else:
+            what = (
+                f"an index entry of generation {generation} naming another key than its claim ({claimed[generation]})"
+            )
+        if generation > active:
+            what += f", above the active generation ({active})"
+        why = f"{what}: no tool or operator wrote it; objects sealed under it fail their integrity check"
+        report.problems.append(Problem(agent, f"{kind} {branch_id}", why))
+
+
+def _missing_bounds(agent: str, ring: Ring, report: VerifyReport) -> None:
+    """Report a `retired.N` or `void.G` entry that later keystore records name but the listing lacks
+    (removed): the keys stay retired or voided, since every reader takes what any record says."""
+    if ring.retired > ring.listed_retired:
+        entry = retired_entry(ring.retired)
+        why = f"{entry} is missing, though later keystore records name it"
+        why += f"; keys up to generation {ring.retired} stay retired"
+        report.problems.append(Problem(agent, "keystore", why))
+    for generation in sorted(ring.void - ring.listed_void):
+        why = f"{void_entry(generation)} is missing, though later keystore records name it"
+        why += f"; generation {generation} stays void"
+        report.problems.append(Problem(agent, "keystore", why))
 
 
 def _names(vault: Vault, report: VerifyReport) -> AgentKeyspace | None:

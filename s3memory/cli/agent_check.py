@@ -13,7 +13,7 @@ from s3memory.core import paths
 from s3memory.storage.admin_store import AdminStore
 from s3memory.storage.store import Page
 
-from .exits import Failed
+from .exits import Failed, UsageError
 
 _BOOKKEEPING = ".s3memory/"
 _LOOKED_AT = 3  # subfolders checked for an agent's bookkeeping when the root has none of its own
@@ -64,6 +64,34 @@ def require_agent(store: AdminStore, keystore: AdminStore, prefix: str, agent: s
     raise Failed(
         f"{paths.owner_name(agent)} has no objects under s3://{store.bucket}/{root} (prefix {prefix!r}); "
         f"check {paths.owner_flag(agent).split()[0]} and --prefix"
+    )
+
+
+def empty_mounts(store: AdminStore, keystore: AdminStore, prefix: str, spec: str) -> list[tuple[str, str]]:
+    """(mount name, store id) of each mount in `spec` (S3MEMORY_MOUNTS) whose store has nothing
+    stored and is not mounted with `:create`: one LIST (MaxKeys=1) per mount, two with a keystore
+    bucket. An invalid `spec` is a usage error naming the variable."""
+    from s3memory.core.mounts import ENV_VARIABLE, parse_env
+
+    try:
+        mounts = parse_env(spec)
+    except ValueError as err:
+        raise UsageError(f"{ENV_VARIABLE}: {err}") from None
+    empty = []
+    for name, mount in mounts.items():
+        root = paths.agent_root(prefix, paths.store_owner(mount.store))
+        if mount.create or store.exists_under(root):
+            continue
+        if keystore is not store and keystore.exists_under(root + _BOOKKEEPING):
+            continue
+        empty.append((name, mount.store))
+    return empty
+
+
+def empty_mount_note(name: str, store_id: str) -> str:
+    return (
+        f"note: S3MEMORY_MOUNTS mounts shared store {store_id} at /memories/{name}, and nothing is stored in it "
+        "(is the store id right?); add :create to the mount if it is meant to start empty"
     )
 
 

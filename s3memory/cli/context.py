@@ -130,7 +130,8 @@ class Context:
         try:
             if source is not None:
                 return self.vault(agent, settings=source).names.resolved()
-            mode = stored_mode(Keystore(self.keystore, None, plain))  # no key source: it reads the keystore only
+            # no key source: it reads the keystore only (and writes nothing)
+            mode = stored_mode(Keystore(self.keystore, None, plain, read_only=True))
         except S3MemoryError as err:
             if need_names or (
                 isinstance(err, StorageError) and is_configuration(err) and not isinstance(err, AccessDenied)
@@ -154,14 +155,25 @@ class Context:
         bucket = self.settings.keystore_bucket
         return self.store if not bucket or bucket == self.store.bucket else AdminStore(self.store.s3, bucket)
 
-    def vault(self, agent: str, *, names: NameMode | None = NameMode.AUTO, settings: Settings | None = None) -> Vault:
+    def vault(
+        self,
+        agent: str,
+        *,
+        names: NameMode | None = NameMode.AUTO,
+        settings: Settings | None = None,
+        read_only: bool = True,
+    ) -> Vault:
         """The agent's vault with the configured key source and keystore (`settings`: those of a
         command connected without keys). `names`: AUTO (the agent's own name mode, plain for a
-        new agent), the mode the agent must be in, or None (any state: `migrate`)."""
+        new agent), the mode the agent must be in, or None (any state: `migrate`). Read-only unless
+        `read_only=False` (a command that writes): an inspection creates, fills in and repairs no
+        keystore record."""
         from s3memory.storage.session import open_vault
 
         full = settings or self.full
-        return open_vault(self.store, full.keys(self.kms), agent, full.agent_options(), names=names)
+        return open_vault(
+            self.store, full.keys(self.kms), agent, full.agent_options(), names=names, read_only=read_only
+        )
 
     def writing_vault(self, agent: str, *, stores_names: bool = False) -> Vault:
         """The vault of a command that may create an agent's first key or files (`import`, `rotate`,

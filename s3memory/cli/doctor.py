@@ -5,7 +5,10 @@ from __future__ import annotations
 import argparse
 import os
 
+from s3memory.core.mounts import ENV_VARIABLE
+
 from . import doctor_conformance as kit_report
+from .agent_check import empty_mounts
 from .context import connect, emit_json, say
 from .exits import EXIT_FAILED, EXIT_OK
 
@@ -18,10 +21,12 @@ def run_doctor(args: argparse.Namespace) -> int:
         diagnosis = Doctor(
             ctx.store.s3, ctx.kms, ctx.settings.bucket, ctx.settings.prefix, kms_key, ctx.keystore.bucket
         ).run()
+        empty = empty_mounts(ctx.store, ctx.keystore, ctx.settings.prefix, os.environ.get(ENV_VARIABLE, ""))
     kit = kit_report.run_kit(args, diagnosis) if args.conformance else None  # the kit on this bucket (--conformance)
     if args.json:
         checksums = diagnosis.checksums.ok if diagnosis.checksums else None  # null: not probed
-        emit_json(diagnosis.to_json() | {"checksums": checksums} | kit_report.as_json(kit))
+        mounts = [{"mount": name, "store": store_id} for name, store_id in empty]
+        emit_json(diagnosis.to_json() | {"checksums": checksums, "empty_mounts": mounts} | kit_report.as_json(kit))
         return EXIT_OK if diagnosis.safe and not diagnosis.keys_at_risk and kit_report.passed(kit) else EXIT_FAILED
     say(f"store: {diagnosis.endpoint}, bucket {ctx.settings.bucket}")
     width = max(len(p.name) for p in diagnosis.probes)
@@ -38,6 +43,9 @@ def run_doctor(args: argparse.Namespace) -> int:
         say("KEYS AT RISK: a lifecycle rule would delete or archive the agents' branch keys (keystore_lifecycle)")
     for text in diagnosis.weaker:
         say(f"weaker: {text}")
+    for name, store_id in empty:
+        say(f"mount: /memories/{name} shows shared store {store_id}, which has nothing stored (is the store id "
+            "right?); add :create to the mount in S3MEMORY_MOUNTS if it is meant to start empty")  # fmt: skip
     for line in kit_report.lines(kit) if kit else []:
         say(line)
     return EXIT_OK if diagnosis.safe and not diagnosis.keys_at_risk and kit_report.passed(kit) else EXIT_FAILED

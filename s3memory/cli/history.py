@@ -162,7 +162,7 @@ def run_restore(args: argparse.Namespace) -> int:
                 "there are no earlier versions to bring back"
             )
         ctx.require(args.agent, versions=True)
-        vault = ctx.vault(args.agent)
+        vault = ctx.vault(args.agent, read_only=False)
         scope = vault.parse(args.path) if args.path else None
         when = at.isoformat()
         if args.dry_run:

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from s3memory.core import render
+from s3memory.core.mounts import ENV_VARIABLE
 
-from .agent_check import prefix_note
+from .agent_check import empty_mount_note, empty_mounts, prefix_note
 from .context import Context, connect, emit_json, failed_suffix, print_problems, print_summary, say
 from .exits import EXIT_FAILED, EXIT_OK, UsageError
 from .pending import has_pending, note_pending, note_unread, pending_of
@@ -30,7 +33,8 @@ def memory_for(ctx: Context, agent: str, *, read_only: bool = True) -> Memory:
     # A storage failure here: the command's own request fails the same way and says so in the tool's words.
     with contextlib.suppress(StorageError):
         ctx.require(agent)
-    return memory_of(ctx.vault(agent), ctx.full.memory_options(), ctx.pool.executor, read_only=read_only)
+    vault = ctx.vault(agent, read_only=read_only)
+    return memory_of(vault, ctx.full.memory_options(), ctx.pool.executor, read_only=read_only)
 
 
 def _view(memory: Memory, path: str, view_range: list[int] | None = None) -> str:
@@ -111,20 +115,30 @@ def run_stores(args: argparse.Namespace) -> int:
         progress = ctx.progress("stores")
         usage = list_stores(ctx.store, ctx.settings.prefix, ctx.pool, progress)
         progress.finish()
-    _print_usage(args, usage, "store", time.monotonic() - started)
+        empty = empty_mounts(ctx.store, ctx.keystore, ctx.settings.prefix, os.environ.get(ENV_VARIABLE, ""))
+    _print_usage(args, usage, "store", time.monotonic() - started, empty)
+    for name, store_id in empty:
+        sys.stderr.write(empty_mount_note(name, store_id) + "\n")
     return EXIT_OK
 
 
-def _print_usage(args: argparse.Namespace, usage: list[AgentUsage], kind: str, seconds: float) -> None:
-    """`agents` and `stores`: one line per agent or store (or one JSON list), then the summary."""
+def _print_usage(
+    args: argparse.Namespace, usage: list[AgentUsage], kind: str, seconds: float, empty: Sequence[tuple[str, str]] = ()
+) -> None:
+    """`agents` and `stores`: one line per agent or store (or one JSON list), then the summary.
+    `empty`: (mount, store) of each mounted store with nothing stored, shown after the stores."""
     objects, nbytes = sum(u.objects for u in usage), sum(u.bytes for u in usage)
     if args.json:
-        emit_json([{kind: u.agent, "objects": u.objects, "bytes": u.bytes} for u in usage])
+        rows: list[dict[str, object]] = [{kind: u.agent, "objects": u.objects, "bytes": u.bytes} for u in usage]
+        rows += [{kind: s, "objects": 0, "bytes": 0, "nothing_stored": True, "mounted_as": n} for n, s in empty]
+        emit_json(rows)
     else:
-        width = max([5, *(len(u.agent) for u in usage)])
+        width = max([5, *(len(u.agent) for u in usage), *(len(s) for _, s in empty)])
         say(f"{kind.upper():<{width}}  {'OBJECTS':>9}  {'BYTES':>15}")
         for u in usage:
             say(f"{u.agent:<{width}}  {u.objects:>9,}  {u.bytes:>15,}")
+        for name, store_id in empty:
+            say(f"{store_id:<{width}}  {'-':>9}  {'-':>15}  nothing stored (mounted at /memories/{name})")
     line = f"{count(len(usage), kind)}, {count(objects, 'object')}, {count(nbytes, 'byte')} in {seconds:.2f} s"
     print_summary(line, args.json)
 

@@ -103,7 +103,7 @@ def _keystores(ctx: Context, agents: list[str]) -> list[Keystore]:
     from s3memory.storage.keyspace import AgentKeyspace
     from s3memory.storage.keystore import Keystore
 
-    return [Keystore(ctx.keystore, Keys(), AgentKeyspace(ctx.settings.prefix, a)) for a in agents]
+    return [Keystore(ctx.keystore, Keys(), AgentKeyspace(ctx.settings.prefix, a), read_only=True) for a in agents]
 
 
 def _plan_rewrap(ctx: Context, agents: list[str], args: argparse.Namespace) -> int:

@@ -50,7 +50,7 @@ def run_migrate(args: argparse.Namespace) -> int:
                 "the agent's tools refuse it until the migration completes.", nothing="changed")  # fmt: skip
         progress = ctx.progress("migrate")
         try:
-            vault, wait = ctx.vault(args.agent, names=None), ctx.settings.fence_seconds
+            vault, wait = ctx.vault(args.agent, names=None, read_only=False), ctx.settings.fence_seconds
             report = migrate(vault, NameMode(args.names), ctx.pool, progress, wait=wait)
         finally:
             progress.finish()

@@ -276,9 +276,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, help="HTTP: port (default 8000; 0 picks a free one)")
     p.add_argument("--allow-remote", action="store_true",
                    help="HTTP: bind a non-loopback address; requires S3MEMORY_MCP_TOKEN")  # fmt: skip
-    p.add_argument("--mount", type=mount, action="append", metavar="NAME=STORE[:ro|:rw]",
-                   help="show a shared store at /memories/NAME (read-only unless :rw); repeatable; "
-                        "replaces S3MEMORY_MOUNTS")  # fmt: skip
+    p.add_argument("--mount", type=mount, action="append", metavar="NAME=STORE[:ro|:rw][:create]",
+                   help="show a shared store at /memories/NAME (read-only unless :rw; :create: meant to start "
+                        "empty, no warning while nothing is stored); repeatable; replaces S3MEMORY_MOUNTS")  # fmt: skip
     add_fleet(sub, conn, _command)
     for name in REPORTS:  # the other commands that report take --json too (docs/cli.md: JSON output)
         sub.choices[name].add_argument("--json", action="store_true", help="the report as JSON on stdout")

@@ -72,7 +72,7 @@ def _all_versions(ctx: Context, args: argparse.Namespace) -> RedactPlan:
     if ctx.key_source is None:
         ctx.space(args.agent, need_names=True)  # encrypted names: the usage error that says so (exit 2)
         raise Failed(_NEEDS_KEYS)
-    vault = ctx.vault(args.agent, settings=ctx.key_source)
+    vault = ctx.vault(args.agent, settings=ctx.key_source, read_only=False)
     plan = plan_all_versions(ctx.store, vault, vault.parse(args.path))
     if not plan.versions:
         raise Failed(f"{plan.path.display} has no version {args.version}; `s3memory history` lists them")

@@ -1,12 +1,12 @@
-"""An agent's branch keys (format 2): ids, keystore object names, claim records, rotation. Pure.
+"""An agent's branch keys (format 2): the keystore's layout, and what one listing of it says. Pure.
 
 The keystore of agent A is the folder `{prefix}A/.s3memory/keys/` (in the memory bucket, or in
 a separate keystore bucket with the same layout). Each branch key has two objects, both created
-with If-None-Match (create-only):
+with If-None-Match (create-only); their records are in `core.branch_records`:
 
 * the **claim** `{generation:08d}`: a small JSON record. Its fixed name is what makes concurrent
   first writers (or rotations) converge: only one create of a generation can succeed.
-* the **index entry** `{branch id}.{created}.{provider}.{wrapped key, base64url}`: the same facts
+* the **index entry** `{branch id}.{created}.{provider}.{wrapped key, base64url}…`: the same facts
   in the object's *name*, so one LIST of the folder hands a cold process every branch key it may
   need without reading a single object.
 
@@ -15,180 +15,65 @@ same wrapping, but never active for content and never rotated.
 
 The agent's **name mode** has records of the same kind (see `core.mode_records`).
 
-The active branch key is the highest generation of the unbroken run of claims from 1: rotation
-only ever creates the generation after the run, so a claim after a missing generation (a
-gap, e.g. a stolen agent credential claiming generation 99999999) was made by no tool or operator
-and is never active; `verify` reports it. When such a claim sits right after the generation a
-rotation creates (g + 2 claimed, g + 1 next), `s3memory rotate` first writes `void.{g+2:08d}`: a
-voided claim links the run but is never active, so the operator's key is. A branch key is secret only
-in its wrapped form; the wrap (KMS with the encryption context {agent, branch id}, or AES-GCM
-under a local master key with the same binding) is what authenticates it.
+**Which key is trusted.** The active branch key is the highest generation of the unbroken run of
+claims from 1: rotation only ever creates the generation after the run, so a claim after a missing
+generation (a gap, e.g. a stolen agent credential claiming generation 99999999) was made by no tool
+or operator and is never active; `verify` reports it. When such a claim sits right after the
+generation a rotation creates (g + 2 claimed, g + 1 next), `s3memory rotate` first writes
+`void.{g+2:08d}`: a voided claim links the run but is never active, so the operator's key is.
+A key is trusted, for reading as for writing, only as **the key its generation's claim names**, of
+a claimed generation of the run up to the active one, neither voided nor retired: an index entry is
+believed only when its claim tag matches the claim the listing shows (`Ring.trusted`), else the
+claim itself is read. Any other index entry (for an unclaimed generation, a second one for a claimed
+generation, one above the active generation) opens nothing, however well its key unwraps: the
+agent's credential can make such keys (KMS) and entries (create-only), so their existence proves
+nothing. Retirements and voids are **monotone**: every entry and claim records the highest
+retirement and the voids its writer knew, and a reader takes the highest and the union of all.
+
+A branch key is secret only in its wrapped form; the wrap (KMS with the encryption context
+{agent, branch id}, or AES-GCM under a local master key with the same binding) is what
+authenticates it.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 import re
-import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from s3memory.errors import IntegrityError
-
+from .branch_records import (
+    GENERATION_DIGITS,
+    MAX_GENERATION,
+    MAX_WRAPPED_BYTES,
+    NAME_KEY_GENERATION,
+    BranchRecord,
+    claim_name,
+    claim_tag,
+    generation_of,
+    is_branch_id,
+    new_branch_id,
+    new_name_key_id,
+    parse_claim,
+    parse_index,
+    retired_entry,
+    void_entry,
+)
 from .mode_records import MODE_ENTRY, is_names_claim
 
-GENERATION_DIGITS = 8
-MAX_GENERATION = 10**GENERATION_DIGITS - 1
-MAX_WRAPPED_BYTES = 1024
-KEYSTORE_FOLDER = "keys"  # below the agent's `.s3memory/`
+__all__ = [
+    "ERASING", "GENERATION_DIGITS", "KEYSTORE_FOLDER", "MAX_GENERATION", "MAX_WRAPPED_BYTES",
+    "NAME_KEY_GENERATION", "SHREDDED", "BranchRecord", "Ring", "claim_name", "claim_tag", "generation_of",
+    "is_branch_id", "new_branch_id", "new_name_key_id", "parse_claim", "parse_index", "retired_entry",
+    "void_entry",
+]  # fmt: skip
 
-_BRANCH_ID = re.compile(r"([0-9]{8})-[0-9a-f]{16}")
+KEYSTORE_FOLDER = "keys"  # below the agent's `.s3memory/`
 _CLAIM = re.compile(r"[0-9]{8}")
-_INDEX = re.compile(r"([0-9]{8}-[0-9a-f]{16})\.(0|[1-9][0-9]{0,18})\.([a-z0-9-]{1,64})\.([A-Za-z0-9_-]+)")
-_PROVIDER = re.compile(r"[a-z0-9-]{1,64}")
 _RETIRED = re.compile(r"retired\.([0-9]{8})")
 _VOID = re.compile(r"void\.([0-9]{8})")
-NAME_KEY_GENERATION = 0
 # Written first by `s3memory purge` and `shred` and deleted last: while it is listed, every
 # command of every tool answers that the agent is being erased (its keys may already be gone).
 ERASING = "erasing"
-
-
-def retired_entry(generation: int) -> str:
-    """The keystore entry `s3memory retire` writes: every branch key up to `generation` is retired
-    (never read nor written again; the name key is not a branch key). The highest one counts."""
-    if not 1 <= generation <= MAX_GENERATION:
-        raise ValueError("retired generation out of range")
-    return f"retired.{generation:08d}"
-
-
-def void_entry(generation: int) -> str:
-    """The keystore entry `s3memory rotate` writes over a generation claimed out of sequence that its
-    new key would join to the run: the claim stays (`verify` reports it) but links the run without
-    ever being active, so the operator's key after it is."""
-    if not 1 <= generation <= MAX_GENERATION:
-        raise ValueError("void generation out of range")
-    return f"void.{generation:08d}"
-
-
-def new_name_key_id() -> str:
-    """The id of an agent's name key: generation 0, never active for content."""
-    return f"{NAME_KEY_GENERATION:08d}-{secrets.token_hex(8)}"
-
-
-def new_branch_id(generation: int) -> str:
-    """`{generation:08d}-{16 random hex}`: the generation orders keys, the random part tells
-    apart the keys of an agent whose keystore was shredded and started again."""
-    if not 1 <= generation <= MAX_GENERATION:
-        raise ValueError("branch key generation out of range")
-    return f"{generation:08d}-{secrets.token_hex(8)}"
-
-
-def is_branch_id(text: str) -> bool:
-    """True for `{generation:08d}-{16 lowercase hex}`, the form of every branch key id."""
-    return _BRANCH_ID.fullmatch(text) is not None
-
-
-def generation_of(branch_id: str) -> int:
-    match = _BRANCH_ID.fullmatch(branch_id)
-    if match is None:
-        raise IntegrityError()
-    return int(match.group(1))
-
-
-@dataclass(frozen=True)
-class BranchRecord:
-    """A branch key as the keystore holds it: wrapped, never in plaintext."""
-
-    branch_id: str
-    created: int  # epoch seconds; when rotation is due counts from it
-    provider: str
-    wrapped: bytes
-    # "encrypted" in a generation-1 claim written by a tool with encrypted names (claims only;
-    # index entries do not carry it, see the module doc).
-    names: str = field(default="", compare=False)
-
-    def __post_init__(self) -> None:
-        if (
-            self.names not in ("", "encrypted")
-            or not is_branch_id(self.branch_id)
-            or _PROVIDER.fullmatch(self.provider) is None
-            or not 0 < len(self.wrapped) <= MAX_WRAPPED_BYTES
-            or not 0 <= self.created < 2**63
-        ):
-            raise IntegrityError()
-
-    @property
-    def generation(self) -> int:
-        return generation_of(self.branch_id)
-
-    def claim_name(self) -> str:
-        return claim_name(self.generation)
-
-    def index_name(self) -> str:
-        blob = base64.urlsafe_b64encode(self.wrapped).rstrip(b"=").decode("ascii")
-        return f"{self.branch_id}.{self.created}.{self.provider}.{blob}"
-
-    def claim_body(self) -> bytes:
-        record = {
-            "v": 1,
-            "id": self.branch_id,
-            "created": self.created,
-            "provider": self.provider,
-            "wrapped": base64.b64encode(self.wrapped).decode("ascii"),
-        }
-        if self.names:
-            record["names"] = self.names
-        return json.dumps(record, separators=(",", ":"), sort_keys=True).encode("ascii")
-
-    def due(self, now: float, rotation_seconds: float) -> bool:
-        """True once the key is older than the rotation period (a clock before `created` is not due)."""
-        return now - self.created >= rotation_seconds
-
-
-def claim_name(generation: int) -> str:
-    if not 0 <= generation <= MAX_GENERATION:
-        raise ValueError("branch key generation out of range")
-    return f"{generation:0{GENERATION_DIGITS}d}"
-
-
-def parse_index(name: str) -> BranchRecord | None:
-    """The record an index entry's name holds; None for names that are not index entries."""
-    match = _INDEX.fullmatch(name)
-    if match is None:
-        return None
-    blob = match.group(4)
-    try:
-        wrapped = base64.urlsafe_b64decode(blob + "=" * (-len(blob) % 4))
-    except (binascii.Error, ValueError):
-        return None
-    if base64.urlsafe_b64encode(wrapped).rstrip(b"=").decode("ascii") != blob:
-        return None  # not the canonical encoding
-    try:
-        return BranchRecord(match.group(1), int(match.group(2)), match.group(3), wrapped)
-    except IntegrityError:
-        return None
-
-
-def parse_claim(body: bytes, generation: int) -> BranchRecord:
-    """The record in a claim object's body; `IntegrityError` unless it is well-formed and of `generation`."""
-    try:
-        record = json.loads(body.decode("ascii"))
-        parsed = BranchRecord(
-            record["id"],
-            record["created"],
-            record["provider"],
-            base64.b64decode(record["wrapped"], validate=True),
-            record.get("names", ""),
-        )
-    except (ValueError, KeyError, TypeError, UnicodeError, binascii.Error):
-        raise IntegrityError() from None
-    if record.get("v") != 1 or parsed.generation != generation or not isinstance(record["created"], int):
-        raise IntegrityError()
-    return parsed
-
 
 # The note `shred --keys-only` leaves in the keystore folder (no key, no secret): objects sealed
 # under a branch key the keystore does not hold were shredded, not tampered with.
@@ -197,8 +82,8 @@ SHREDDED = "shredded"
 
 @dataclass
 class Ring:
-    """What one listing of a keystore folder says: the claimed generations (with their ETags)
-    and the records of the index entries, by branch id."""
+    """What one listing of a keystore folder says: the claimed generations (with their ETags),
+    the records of the index entries by branch id, and the bounds of the run (retired, void)."""
 
     claims: dict[int, str] = field(default_factory=dict)  # generation -> claim ETag (name key excluded)
     records: dict[str, list[BranchRecord]] = field(default_factory=dict)  # branch id -> index records
@@ -208,8 +93,12 @@ class Ring:
     mode_claims: set[int] = field(default_factory=set)  # seqs (2 and up) with a name mode claim
     shredded: bool = False  # `shred --keys-only` destroyed the agent's keys and left its note (SHREDDED)
     erasing: bool = False  # a purge or shred of the agent is under way (or was interrupted)
-    retired: int = 0  # branch keys up to this generation are retired (`retired_entry`)
-    void: set[int] = field(default_factory=set)  # generations `rotate` voided (`void_entry`)
+    retired: int = 0  # branch keys up to this generation are retired (`retired_entry`, or recorded)
+    void: set[int] = field(default_factory=set)  # generations `rotate` voided (`void_entry`, or recorded)
+    name_etag: str = ""  # the name key's claim ETag
+    listed_retired: int = 0  # the highest `retired.N` entry listed (`retired` also counts recorded ones)
+    listed_void: set[int] = field(default_factory=set)  # the `void.G` entries listed
+    confirmed: dict[int, tuple[str, BranchRecord]] = field(default_factory=dict)  # claims read: gen -> (ETag, record)
 
     @classmethod
     def from_listing(cls, entries: Iterable[tuple[str, str]]) -> Ring:
@@ -224,16 +113,17 @@ class Ring:
             if _CLAIM.fullmatch(name):
                 if int(name) == NAME_KEY_GENERATION:
                     ring.name_claimed = True
+                    ring.name_etag = etag
                 else:
                     ring.claims[int(name)] = etag
                 continue
             void = _VOID.fullmatch(name)
             if void is not None:
-                ring.void.add(int(void.group(1)))
+                ring.listed_void.add(int(void.group(1)))
                 continue
             retired = _RETIRED.fullmatch(name)
             if retired is not None:
-                ring.retired = max(ring.retired, int(retired.group(1)))
+                ring.listed_retired = max(ring.listed_retired, int(retired.group(1)))
                 continue
             mode = MODE_ENTRY.fullmatch(name)
             if mode is not None:
@@ -247,7 +137,56 @@ class Ring:
             record = parse_index(name)
             if record is not None:
                 ring.records.setdefault(record.branch_id, []).append(record)
+        ring.retired, ring.void = ring.listed_retired, set(ring.listed_void)
+        for records in ring.records.values():
+            for record in records:
+                ring.bound(record)
         return ring
+
+    def bound(self, record: BranchRecord) -> None:
+        """Take the retirement and voids `record` says its writer knew (monotone: only ever more)."""
+        self.retired = max(self.retired, record.retired)
+        self.void.update(record.void)
+
+    def claim_etag(self, generation: int) -> str | None:
+        """The ETag of `generation`'s claim (None: not claimed)."""
+        if generation == NAME_KEY_GENERATION:
+            return self.name_etag if self.name_claimed else None
+        return self.claims.get(generation)
+
+    def trusted(self, generation: int) -> list[BranchRecord]:
+        """The records of a claimed generation that are its claim's, as far as the listing proves:
+        its index entries whose claim tag matches the claim listed (several only when they record
+        different bounds), or the claim read earlier (`confirm`) if it is unchanged. Empty when the
+        listing proves nothing (an entry of an earlier release, a writer stopped between its claim
+        and its entry, or matching entries with different ids or wrapped keys): then the claim must
+        be read."""
+        etag = self.claim_etag(generation)
+        if etag is None:
+            return []
+        tag = claim_tag(etag)
+        found = [r for r in self.indexed(generation) if r.tag == tag]
+        seen = self.confirmed.get(generation)
+        if seen is not None and seen[0] == etag:  # the claim itself was read: it decides
+            return [seen[1]]
+        return found if len({(r.branch_id, r.wrapped) for r in found}) == 1 else []
+
+    def read_claim(self, generation: int) -> bool:
+        """Whether this listing holds `generation`'s claim as read from the claim itself."""
+        seen = self.confirmed.get(generation)
+        return seen is not None and seen[0] == self.claim_etag(generation)
+
+    def confirm(self, generation: int, etag: str, record: BranchRecord) -> None:
+        """Remember the record of `generation`'s claim (ETag `etag`), read from the claim itself."""
+        self.confirmed[generation] = (etag, record)
+        self.bound(record)
+
+    def carry(self, earlier: Ring) -> None:
+        """Keep the claims `earlier` read whose claim is unchanged here (a claim is create-only: the
+        same ETag is the same record), so a new listing costs no GET of a claim already read."""
+        for generation, (etag, record) in earlier.confirmed.items():
+            if self.claim_etag(generation) == etag:
+                self.confirm(generation, etag, record)
 
     @property
     def names_state(self) -> tuple[int, str] | None:
@@ -277,6 +216,10 @@ class Ring:
             self.erasing,
             self.retired,
             set(self.void),
+            self.name_etag,
+            self.listed_retired,
+            set(self.listed_void),
+            dict(self.confirmed),
         )
 
     @property
@@ -293,6 +236,15 @@ class Ring:
         0 when the agent has no branch key yet. A claim after a missing generation is never active
         (see `out_of_sequence`), nor is a voided one (`void_entry`)."""
         return max((g for g in range(1, self.run_end + 1) if g not in self.void), default=0)
+
+    def readable(self, generation: int) -> bool:
+        """Whether a key of `generation` may open an object: a claimed generation of the run, up to
+        the active one, neither voided nor retired (`KeyRetired` is worded apart for the latter)."""
+        return (
+            generation in self.claims
+            and self.retired < generation <= self.active_generation
+            and (generation not in self.void)
+        )
 
     @property
     def out_of_sequence(self) -> list[int]:

@@ -1,6 +1,6 @@
 """Mounts: shared stores a tool shows the model as directories `/memories/<mount>/`. Pure.
 
-`Mount(store, read_only=True)` names a store (see `paths.store_owner`); a tool's `mounts` maps mount
+`Mount(store, read_only=True, create=False)` names a store (see `paths.store_owner`); a tool's `mounts` maps mount
 names to them. Mount names follow the agent-id rules (so `.s3memory` and hidden names are never
 one). This module checks them, reads `S3MEMORY_MOUNTS` / `--mount` text, says which mount a path
 lies in, and folds the mounts into the listing of `/memories`.
@@ -16,24 +16,33 @@ from .paths import ROOT, MemoryPath, validate_store_id
 from .tree import Entry, entries
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
-# One mount in S3MEMORY_MOUNTS or --mount: NAME=STORE, optionally :ro (the default) or :rw.
-_SPEC = re.compile(r"(?P<name>[^=]*)=(?P<store>[^:]*)(?::(?P<mode>[^:]*))?")
+# One mount in S3MEMORY_MOUNTS or --mount: NAME=STORE, optionally :ro (the default) or :rw, then
+# optionally :create (a store meant to start empty: no warning while nothing is stored in it).
+_SPEC = re.compile(r"(?P<name>[^=]*)=(?P<store>[^:]*)(?::(?P<mode>[^:]*))?(?::(?P<create>[^:]*))?")
 MODES = {"ro": True, "rw": False}
+CREATE = "create"
+SPEC_FORMS = "NAME=STORE, NAME=STORE:ro or NAME=STORE:rw, optionally followed by :create"
 ENV_VARIABLE = "S3MEMORY_MOUNTS"
 
 
 @dataclass(frozen=True)
 class Mount:
-    """A shared store shown at `/memories/<mount>/`: read-only unless `read_only=False`."""
+    """A shared store shown at `/memories/<mount>/`: read-only unless `read_only=False`. A store
+    with nothing stored is logged once per tool (a typo'd store id shows an empty directory),
+    unless `create=True`: it is meant to start empty."""
 
     store: str
     read_only: bool = True
+    create: bool = False
 
-    def __init__(self, store: str, *, read_only: bool = True) -> None:
+    def __init__(self, store: str, *, read_only: bool = True, create: bool = False) -> None:
         if not isinstance(read_only, bool):
             raise TypeError("read_only must be True or False")
+        if not isinstance(create, bool):
+            raise TypeError("create must be True or False")
         object.__setattr__(self, "store", validate_store_id(store))
         object.__setattr__(self, "read_only", read_only)
+        object.__setattr__(self, "create", create)
 
 
 def validate_mount_name(name: object) -> str:
@@ -61,15 +70,19 @@ def checked(mounts: object) -> dict[str, Mount]:
 
 
 def parse_spec(spec: str) -> tuple[str, Mount]:
-    """One `NAME=STORE[:ro|:rw]` (as `--mount` takes it); ValueError saying what is wrong."""
+    """One `NAME=STORE[:ro|:rw][:create]` (as `--mount` takes it); ValueError saying what is wrong."""
     match = _SPEC.fullmatch(spec.strip())
     if match is None:
-        raise ValueError(f"mount {spec!r} must be NAME=STORE, NAME=STORE:ro or NAME=STORE:rw")
-    mode = match["mode"]
+        raise ValueError(f"mount {spec!r} must be {SPEC_FORMS}")
+    mode, create = match["mode"], match["create"]
+    if mode == CREATE and create is None:  # NAME=STORE:create: read-only, meant to start empty
+        mode, create = None, CREATE
     if mode is not None and mode not in MODES:
-        raise ValueError(f"mount {spec!r}: the mode after ':' must be ro or rw")
+        raise ValueError(f"mount {spec!r}: the mode after ':' must be ro, rw or create")
+    if create is not None and create != CREATE:
+        raise ValueError(f"mount {spec!r}: only :create may follow the mode")
     name = validate_mount_name(match["name"])
-    return name, Mount(match["store"], read_only=MODES[mode or "ro"])
+    return name, Mount(match["store"], read_only=MODES[mode or "ro"], create=create is not None)
 
 
 def parse_specs(specs: Iterable[str]) -> dict[str, Mount]:

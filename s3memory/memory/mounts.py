@@ -22,7 +22,7 @@ from s3memory.core import mounts, paths, render
 from s3memory.core.mounts import Mount
 from s3memory.core.paths import MemoryPath, escape_for_display
 from s3memory.core.tree import Entry
-from s3memory.errors import CommandError, InvalidPath
+from s3memory.errors import CommandError, InvalidPath, S3MemoryError
 
 from . import observe
 from .engine import Memory
@@ -40,6 +40,7 @@ class Mounted:
         self.vault = memory.vault  # the agent's: what `observe` and the adapters name
         self.log_paths = memory.log_paths
         self._warned = False
+        self._looked: set[str] = set()  # mounts whose store was checked for being empty (`_note_empty`)
 
     # -- routing --
     def _where(self, raw: object) -> tuple[str, MemoryPath] | None:
@@ -88,7 +89,13 @@ class Mounted:
         memory = self._store(mount, raw_path)
 
         def look() -> str:
-            inner, found = memory.look(mounts.inner_raw(raw_path, mount))
+            try:
+                inner, found = memory.look(mounts.inner_raw(raw_path, mount))
+            except CommandError:
+                self._note_empty(mount)
+                raise
+            if not found:
+                self._note_empty(mount)
             shown = _shown(raw_path)
             limit = self.memory.limits.max_view_chars
             if isinstance(found, str):
@@ -108,6 +115,9 @@ class Mounted:
             }
             _, own = self.memory.look(raw_path)
             inside = {name: self._in_store(name, functools.partial(_entries, future)) for name, future in looks.items()}
+        for name, found in inside.items():
+            if not found:
+                self._note_empty(name)
         assert not isinstance(own, str)
         hidden = mounts.shadowed(own, self.stores)
         if hidden and not self._warned:
@@ -119,6 +129,26 @@ class Mounted:
                 "are" if len(hidden) > 1 else "is", "s" if len(hidden) > 1 else "",
             )  # fmt: skip
         return render.dir_view(_shown(raw_path), mounts.root_entries(own, inside), self.memory.limits.max_view_chars)
+
+    def _note_empty(self, mount: str) -> None:
+        """Once per mount and tool, when the store showed nothing: log it if nothing at all is stored
+        in it (a typo'd store id shows an empty directory), unless it is mounted with `create`."""
+        if mount in self._looked:
+            return
+        self._looked.add(mount)
+        store_mount, memory = self.stores[mount]
+        if store_mount.create:
+            return
+        try:
+            if memory.vault.stores_anything():
+                return
+        except S3MemoryError:
+            return  # the command itself says what failed
+        log.warning(
+            "s3memory: the mount /memories/%s shows shared store %s, which has nothing stored (is the store id "
+            "right?); mount it with :create (Mount(..., create=True)) if it is meant to start empty",
+            mount, store_mount.store,
+        )  # fmt: skip
 
     def create(self, raw_path: object, file_text: object) -> str:
         return self._write("create", raw_path, lambda m, p: m.create(p, file_text))

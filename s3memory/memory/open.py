@@ -87,7 +87,7 @@ def with_mounts(memory: Memory, agent: AgentOptions, options: MemoryOptions, exe
         store_options = dataclasses.replace(agent, track_access=agent.track_access and not mount.read_only)
         vault = open_vault(
             memory.vault.store, memory.vault.keys, store_owner(mount.store), store_options, names=agent.names,
-            writer=None if mount.read_only else agent_id,
+            writer=None if mount.read_only else agent_id, read_only=mount.read_only,
         )  # fmt: skip
         stores[name] = (mount, memory_of(vault, options, executor, read_only=mount.read_only))
     return Mounted(memory, stores)

@@ -117,6 +117,13 @@ class RingCache(_Bounded):
             hit = self._rings.get(location)
             return hit[0] if hit is not None and self._clock() - hit[1] < limit else None
 
+    def last(self, location: Location) -> Ring | None:
+        """The listing last stored for `location`, however old (what it learned that cannot go
+        stale, such as claims already read, is carried into the next one)."""
+        with self._lock:
+            hit = self._rings.get(location)
+            return hit[0] if hit is not None else None
+
     def put(self, location: Location, ring: Ring) -> None:
         with self._lock:
             self._rings[location] = (ring, self._clock())

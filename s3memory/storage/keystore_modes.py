@@ -43,6 +43,7 @@ class NameModeRecords:
     store: ObjectStore
     folder: str
     agent_id: str
+    read_only: bool
 
     def ring(self, *, refresh: bool = False) -> Ring:
         raise NotImplementedError
@@ -90,7 +91,8 @@ class NameModeRecords:
             mode, tag = mode_records.parse_names_claim(self.store.get(self.folder + mode_records.names_claim(seq)).body)
         except NotFound:
             raise IntegrityError() from None
-        self._write_mode_entry(seq, mode, tag)
+        if not self.read_only:
+            self._write_mode_entry(seq, mode, tag)
         return seq, mode, tag
 
     def mode_problem(self, ring: Ring) -> str:

@@ -48,6 +48,9 @@ class Rotations:
     def _create(self, generation: int) -> tuple[BranchRecord, bool]:
         raise NotImplementedError
 
+    def record_bounds(self) -> None:
+        raise NotImplementedError
+
     def rotate(self) -> Rotation:
         """Make a new branch key active now (operator's `s3memory rotate`): the generation after
         the run. A claim out of sequence that it would join to the run (claimed right after it,
@@ -65,8 +68,11 @@ class Rotations:
             voided += self._void(ring.joining(generation))
             active, created = self._create(generation)
             ring = self.ring(refresh=True)
-            voided += self._void(ring.joining(generation))  # claimed meanwhile
+            late = self._void(ring.joining(generation))  # claimed meanwhile: its claim could not record them
+            voided += late
             if created:
+                if late:
+                    self.record_bounds()
                 return Rotation(previous, active, True, tuple(sorted(voided)))
             ring = self.ring(refresh=True)  # another process claimed it first: the next one
         raise RotationRefused(f"other processes claimed each of the {ROTATE_ATTEMPTS} generations it tried")

@@ -22,12 +22,13 @@ class KeyUnwrapping:
     location: tuple[str, str]
 
     def _key(self, record: BranchRecord) -> BranchKey:
-        cached = self.caches.rings.get(self.location)
-        return self._unwrap_first((cached.records.get(record.branch_id) if cached else None) or [record])
+        """The key of a trusted record (its claim's): never another entry of the same id, which a
+        holder of the agent's credential can make with a key of its own."""
+        return self._unwrap_first([record])
 
     def _unwrap_first(self, candidates: list[BranchRecord]) -> BranchKey:
-        """Unwrap the first record that opens. Several records of one key exist only for a moment
-        (a rewrap writes the new entry before it deletes the old one)."""
+        """Unwrap the first record that opens (several trusted records of one key differ only in the
+        bounds they record)."""
         failure: KeyUnavailable | IntegrityError | None = None
         for record in reversed(candidates):
             try:

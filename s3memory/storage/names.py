@@ -15,11 +15,14 @@ a mode (`NameMode.PLAIN` or `ENCRYPTED` for a tool, `AUTO` for operator commands
 
 Operator commands resolve an agent's names once, up front, into a fixed layout (`resolved_space`):
 plain, the agent's cipher, or `STORED_KEYS` (encrypted names that cannot be read here, shown as
-stored). None of that creates a key or records a mode.
+stored). None of that creates a key or records a mode. A read-only vault (a read-only mount, an
+inspection command) never does either: a store nobody has written reads as empty, and its first
+writer decides its key source and mode.
 """
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -90,6 +93,7 @@ class NameResolver:
         self._ciphers: dict[str, NameCipher] = {}
         self._codec: tuple[Ring, NameCodec] | None = None  # the codec, and the listing it was resolved from
         self._no_files = False
+        self._unkept: NameCipher | None = None  # read-only, no name key yet: see `cipher`
 
     @property
     def known_encrypted(self) -> bool | None:
@@ -109,7 +113,13 @@ class NameResolver:
         return codec
 
     def cipher(self) -> NameCipher:
-        """The agent's encrypted-names codec (its name key is created if it has none)."""
+        """The agent's encrypted-names codec (its name key is created if it has none; a read-only
+        vault creates none: an agent without a name key holds no encrypted name, so a key nobody
+        keeps, made for this process, names nothing that exists)."""
+        if self.keystore.read_only and not self.keystore.ring().name_claimed:
+            if self._unkept is None:
+                self._unkept = NameCipher(secrets.token_bytes(32), self.layout.agent_id)
+            return self._unkept
         key = self.keystore.name_key()
         cipher = self._ciphers.get(key.branch_id)
         if cipher is None:

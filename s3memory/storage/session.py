@@ -21,6 +21,7 @@ def open_vault(
     names: NameMode | None = NameMode.AUTO,
     new_agent: NameMode | None = None,
     writer: str | None = None,
+    read_only: bool = False,
 ) -> Vault:
     """The vault of `agent_id` in `store`'s bucket, its keystore where `options` says.
 
@@ -28,7 +29,8 @@ def open_vault(
     whatever the agent is in; `migrate`: None, any state). `new_agent`: the mode an agent that has
     no key and no file takes on its first write (default: `names` if it is PLAIN or ENCRYPTED, else
     plain). `agent_id` may be a shared store's owner label (`core.paths.store_owner`); `writer`: then
-    the id of the agent whose tool writes, recorded in each write's attribution."""
+    the id of the agent whose tool writes, recorded in each write's attribution. `read_only`: the
+    vault never writes (its keystore creates, fills in and repairs nothing)."""
     if not isinstance(keys, Keys):
         raise TypeError("keys must be KmsKeys(...) or LocalKeys(...)")
     bucket = options.keystore_bucket
@@ -36,5 +38,5 @@ def open_vault(
     return Vault(
         store, keys, agent_id, options.prefix, keystore_store=keystore, rotation_days=options.key_rotation_days,
         actor=options.actor, track_access=options.track_access, names=names, new_agent=new_agent,
-        writer=writer,
+        writer=writer, read_only=read_only,
     )  # fmt: skip

@@ -49,6 +49,8 @@ class Vault:
     ENCRYPTED (the agent must be in it, or every command is refused with `NamesMismatch`), AUTO
     (operator commands: whatever the agent is in), or None (`s3memory migrate`, which handles both
     encodings itself). `new_agent`: the mode a new agent takes on its first write.
+    `read_only`: a vault that never writes (a read-only mount, an inspection command): its keystore
+    creates, fills in and repairs nothing (see `storage.keystore`).
     """
 
     def __init__(
@@ -65,8 +67,10 @@ class Vault:
         names: NameMode | None = NameMode.PLAIN,
         new_agent: NameMode | None = None,
         writer: str | None = None,
+        read_only: bool = False,
     ) -> None:
         self.store = store
+        self.read_only = read_only
         self.keys = keys
         layout = AgentKeyspace(prefix, agent_id)
         self.agent_id = agent_id
@@ -77,7 +81,7 @@ class Vault:
         self.access = AccessLog(enabled=track_access)
         self.keystore = Keystore(
             keystore_store or store, keys, layout, caches=keys.caches, rotation_days=rotation_days,
-            before_write=self._before_write, names_on_create=self._names_on_create,
+            before_write=self._before_write, names_on_create=self._names_on_create, read_only=read_only,
         )  # fmt: skip
         self.names = NameResolver(self.keystore, store, layout, names, new_agent)
         self.space = AgentKeyspace(prefix, agent_id, self.names)
@@ -88,6 +92,14 @@ class Vault:
 
     def _names_on_create(self) -> str:
         return self.names.on_create()
+
+    def stores_anything(self) -> bool:
+        """Whether anything at all is stored for the agent (or store): a file, a record or a key.
+        One LIST (MaxKeys=1) of its root, and one of its keystore in a separate keystore bucket."""
+        if self.store.exists_under(self.root):
+            return True
+        keystore = self.keystore.store
+        return keystore.bucket != self.store.bucket and keystore.exists_under(self.keystore.folder)
 
     # -- the key layout (see AgentKeyspace) --
     def parse(self, raw: object) -> MemoryPath:

@@ -6,6 +6,7 @@ layout: no key source, no Vault.
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -37,9 +38,11 @@ def stocked(make_tool: Any, s3: Any) -> AdminStore:
 
 def claimed_keystore(store: AdminStore, agent: str) -> list[str]:
     """The agent's keystore objects, which its first write created: the claim of generation 1
-    and the index entry that names the same branch key (computed from the claim, not listed)."""
+    and the index entry that names the same branch key with the claim's tag (computed from the
+    claim and its ETag, not listed)."""
     folder = AgentKeyspace("agents/", agent).keystore_prefix
-    record = keyring.parse_claim(store.get(folder + "00000001").body, 1)
+    claim = store.get(folder + "00000001")
+    record = dataclasses.replace(keyring.parse_claim(claim.body, 1), tag=keyring.claim_tag(claim.etag))
     return [folder + "00000001", folder + record.index_name()]
 
 

@@ -62,7 +62,7 @@ def test_a_running_writer_refuses_once_a_shred_began_and_nothing_undecryptable_r
     s3: Any, make_tool: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Old code: the writer kept acknowledging creates sealed under the destroyed key."""
-    from s3memory.storage import keystore as keystore_module
+    from s3memory.storage import keystore_create as keystore_module
 
     monkeypatch.setattr(keystore_module, "WRITE_FENCE_SECONDS", 0.3)
     writer = make_tool("ann")

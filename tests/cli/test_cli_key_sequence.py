@@ -81,7 +81,7 @@ def test_rotate_after_a_far_claim_makes_an_operator_key_active_and_verify_report
     assert report["problems"] == [
         {"agent": "ann", "path": f"branch key {stray}", "reason": (
             "claimed out of sequence: no tool or operator created it, and it is never used to write; "
-            "objects sealed under it are read until s3memory retire (reseal moves them to the active key)")},
+            "objects sealed under it fail their integrity check")},
         {"agent": "ann", "path": "keystore", "reason": (
             "branch key generation 3 is missing; the claims after it (1) are out of sequence and never used to write")},
     ]  # fmt: skip
@@ -126,7 +126,7 @@ def test_rotate_voids_a_claim_that_its_key_would_join_and_makes_its_own_key_acti
         if problem["path"] == f"branch key {strays[3]}":
             assert problem["reason"] == (
                 "claimed out of sequence: no tool or operator created it, and it is voided by s3memory rotate; "
-                "objects sealed under it are read until s3memory retire (reseal moves them to the active key)"
+                "objects sealed under it fail their integrity check"
             )
 
 

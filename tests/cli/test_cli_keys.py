@@ -109,8 +109,9 @@ def test_rewrap_sends_the_source_key_and_resumes(
 def test_rewrap_of_branch_keys_sends_the_source_key_and_resumes(
     capsys: Any, env: Any, make_tool: Any, s3: Any, kms: Any, kms_key: str, monkeypatch: Any, cli_clients: CliClients
 ) -> None:
-    """The same for a branch key: one LIST of the keystore, one ReEncrypt, then a new index entry
-    (create-only), the claim rewritten (conditional on the listed ETag), the old index entry deleted."""
+    """The same for a branch key: one LIST of the keystore, one ReEncrypt, then the claim rewritten
+    (conditional on the listed ETag), a new index entry carrying the new claim's tag (create-only),
+    the old index entry deleted."""
     tool = make_tool("ann", use_kms=True)
     for i in range(3):
         ok(tool, command="create", path=f"/memories/f{i}.md", file_text=f"{i}\n")
@@ -136,8 +137,8 @@ def test_rewrap_of_branch_keys_sends_the_source_key_and_resumes(
     assert requests == [
         ("ListObjectsV2", "agents/ann/", ""),  # is there an agent ann? (a typo creates none)
         ("ListObjectsV2", KEYS, ""),
-        ("PutObject", new_index, "IfNoneMatch"),
         ("PutObject", claim, "IfMatch"),
+        ("PutObject", new_index, "IfNoneMatch"),
         ("DeleteObject", old_index, ""),
     ]
     assert ok(make_tool("ann", keys=KmsKeys(new_key, kms_client=kms)), command="view", path="/memories/f1.md").endswith(

@@ -98,7 +98,9 @@ def test_a_command_in_the_other_name_mode_prints_the_fix(
     the agent's tools do with S3MEMORY_NAMES, and meets an agent in the other one."""
     seed(make_tool, names=stored)
     vault = Context.vault
-    monkeypatch.setattr(Context, "vault", lambda self, agent, names="auto": vault(self, agent, names=configured))
+    monkeypatch.setattr(
+        Context, "vault", lambda self, agent, names="auto", **kw: vault(self, agent, names=configured, **kw)
+    )
     assert run(capsys, "ls", "--agent", "ann") == (2, "", f"s3memory: error: {line}\n")
 
 

@@ -62,7 +62,7 @@ def test_a_tool_with_a_stale_view_refuses_once_the_migration_began(
     s3: Any, make_tool: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Old code: a tool with a cached listing kept creating files under plain names after the claim."""
-    from s3memory.storage import keystore as keystore_module
+    from s3memory.storage import keystore_create as keystore_module
 
     monkeypatch.setattr(keystore_module, "WRITE_FENCE_SECONDS", 0.3)
     stale = make_tool("ann")

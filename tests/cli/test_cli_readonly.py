@@ -123,3 +123,29 @@ def test_cat_records_no_access_even_where_the_tools_track_it(capsys, env, make_t
     assert run(capsys, "cat", "--agent", AGENT, "/memories/notes.md")[0] == 0
     assert writes.seen == []
     assert env.get_object_tagging(Bucket=BUCKET, Key="agents/agent-42/notes.md")["TagSet"] == []
+
+
+@pytest.mark.parametrize("names", ["plain", "encrypted"])
+def test_inspection_fills_in_no_keystore_entry_a_writer_left_out(capsys, env, make_tool, writes, tmp_path, names):
+    """Issue 32 item 4: the writer stopped between its claims and their index entries (and, with
+    encrypted names, the mode entry); inspecting reads the claims and writes nothing back."""
+    ok(make_tool(AGENT, names=names), command="create", path="/memories/notes.md", file_text="one\n")
+    keys = f"agents/{AGENT}/.s3memory/keys/"
+    for key in _stored(env):
+        name = key[len(keys) :] if key.startswith(keys) else ""
+        if "." in name:  # every entry; the claims stay
+            env.delete_object(Bucket=BUCKET, Key=key)
+    before = _stored(env)
+    for argv in (
+        ["ls", "--agent", AGENT],
+        ["cat", "--agent", AGENT, "/memories/notes.md"],
+        ["verify", "--agent", AGENT],
+        ["history", "--agent", AGENT],
+        ["export", "--agent", AGENT, "--to", str(tmp_path / f"out-{names}")],
+        ["reseal", "--agent", AGENT, "--dry-run"],
+        ["retire", "--agent", AGENT, "--dry-run"],
+    ):
+        code, _, err = run(capsys, *argv)
+        assert (argv, code) == (argv, 0), err
+    assert writes.seen == []
+    assert _stored(env) == before

@@ -124,3 +124,41 @@ def test_a_destructive_command_asks_for_the_store_id(capsys: Any, curated: Any, 
         2,
         "s3memory: error: purge asks for the store id to be typed again, but stdin is not a terminal; pass --yes\n",
     )
+
+
+def test_stores_shows_a_mounted_store_with_nothing_stored(capsys: Any, curated: Any, monkeypatch: Any) -> None:
+    """Issue 32 item 5: a typo'd store id in S3MEMORY_MOUNTS is shown; one meant to start empty is not."""
+    monkeypatch.setenv("S3MEMORY_MOUNTS", f"g={STORE},t=typo-store,n=new-notes:rw:create")
+    code, out, err = run(capsys, "stores", "--json")
+    assert code == 0
+    assert json.loads(out) == [
+        {"store": STORE, "objects": 2, "bytes": 32},
+        {"store": "typo-store", "objects": 0, "bytes": 0, "nothing_stored": True, "mounted_as": "t"},
+    ]
+    note = (
+        "note: S3MEMORY_MOUNTS mounts shared store typo-store at /memories/t, and nothing is stored in it "
+        "(is the store id right?); add :create to the mount if it is meant to start empty\n"
+    )
+    assert err.endswith(note)  # after the progress and summary lines
+    assert err.count("note:") == 1
+    code, out, err = run(capsys, "stores")
+    assert out.splitlines()[:3] == [
+        f"{'STORE':<18}  {'OBJECTS':>9}  {'BYTES':>15}",
+        f"{STORE}  {2:>9}  {32:>15}",
+        f"{'typo-store':<18}  {'-':>9}  {'-':>15}  nothing stored (mounted at /memories/t)",
+    ]
+    assert err.endswith(note)
+
+
+def test_doctor_shows_a_mounted_store_with_nothing_stored(capsys: Any, curated: Any, monkeypatch: Any) -> None:
+    monkeypatch.setenv("S3MEMORY_MOUNTS", f"g={STORE},t=typo-store")
+    _, out, _ = run(capsys, "doctor")
+    assert (
+        "mount: /memories/t shows shared store typo-store, which has nothing stored (is the store id right?); "
+        "add :create to the mount in S3MEMORY_MOUNTS if it is meant to start empty"
+    ) in out.splitlines()
+    _, out, _ = run(capsys, "doctor", "--json")
+    assert json.loads(out)["empty_mounts"] == [{"mount": "t", "store": "typo-store"}]
+    monkeypatch.setenv("S3MEMORY_MOUNTS", f"g={STORE}")
+    _, out, _ = run(capsys, "doctor", "--json")
+    assert json.loads(out)["empty_mounts"] == []

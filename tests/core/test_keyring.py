@@ -141,3 +141,37 @@ def test_a_voided_claim_links_the_run_but_is_never_active() -> None:
     assert rotated.joining(5) == []
     assert rotated.copy().void == {3, 4}
     assert Ring.from_listing([("void.00000002", "")]).active_generation == 0  # a void entry claims nothing
+
+
+def test_an_index_entry_is_trusted_only_with_its_claims_tag() -> None:
+    """Issue 32: the claim tag binds an entry to the ETag of its generation's claim."""
+    real = BranchRecord("00000001-aaaaaaaaaaaaaaaa", 1, "aws-kms", b"k1", tag=keyring.claim_tag('"etag-1"'))
+    planted = BranchRecord("00000002-bbbbbbbbbbbbbbbb", 2, "aws-kms", b"k2", tag=keyring.claim_tag('"guess"'))
+    legacy = BranchRecord("00000003-cccccccccccccccc", 3, "aws-kms", b"k3")
+    ring = Ring.from_listing(
+        [("00000001", '"etag-1"'), ("00000002", '"etag-2"'), ("00000003", '"etag-3"')]
+        + [(r.index_name(), "") for r in (real, planted, legacy)]
+    )
+    assert ring.trusted(1) == [real]
+    assert ring.trusted(2) == []  # a tag made before the claim existed
+    assert ring.trusted(3) == []  # an entry of an earlier release: read the claim
+    assert ring.trusted(4) == []  # not claimed
+    twin = BranchRecord("00000001-dddddddddddddddd", 1, "aws-kms", b"k9", tag=real.tag)
+    ring = Ring.from_listing([("00000001", '"etag-1"'), (real.index_name(), ""), (twin.index_name(), "")])
+    assert ring.trusted(1) == []  # two keys claim one generation: the claim decides
+    ring.confirm(1, '"etag-1"', real)
+    assert ring.trusted(1) == [real]
+
+
+def test_bounds_recorded_by_any_entry_count_and_parse_back() -> None:
+    bounded = BranchRecord("00000003-0123456789abcdef", 5, "aws-kms", b"k3", retired=2, void=(4, 7), tag="A" * 22)
+    name = bounded.index_name()
+    assert name.endswith(".r2.v4-7.c" + "A" * 22)
+    parsed = keyring.parse_index(name)
+    assert parsed is not None
+    assert (parsed.retired, parsed.void, parsed.tag) == (2, (4, 7), "A" * 22)
+    ring = Ring.from_listing([("00000001", "e1"), ("00000002", "e2"), ("00000003", "e3"), (name, "")])
+    assert (ring.retired, ring.listed_retired, sorted(ring.void), sorted(ring.listed_void)) == (2, 0, [4, 7], [])
+    assert keyring.parse_claim(bounded.claim_body(), 3).retired == 2
+    assert b'"retired":2' in bounded.claim_body()
+    assert b'"void":[4,7]' in bounded.claim_body()

@@ -73,12 +73,27 @@ def test_the_environment_form() -> None:
     assert mounts.parse_env(" , ") == {}
 
 
+def test_create_marks_a_store_meant_to_start_empty() -> None:
+    assert mounts.parse_env("a=s1:create,b=s2:ro:create,c=s3:rw:create,d=s4:rw") == {
+        "a": Mount("s1", create=True),
+        "b": Mount("s2", create=True),
+        "c": Mount("s3", read_only=False, create=True),
+        "d": Mount("s4", read_only=False),
+    }
+    with pytest.raises(TypeError, match="create must be True or False"):
+        Mount("s1", create="yes")  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("guidelines", "mount 'guidelines' must be NAME=STORE, NAME=STORE:ro or NAME=STORE:rw"),
-        ("g=s:x:y", "mount 'g=s:x:y' must be NAME=STORE, NAME=STORE:ro or NAME=STORE:rw"),
-        ("g=s:wr", "mount 'g=s:wr': the mode after ':' must be ro or rw"),
+        ("guidelines", "mount 'guidelines' must be NAME=STORE, NAME=STORE:ro or NAME=STORE:rw, "
+                       "optionally followed by :create"),
+        ("g=s:x:y:z", "mount 'g=s:x:y:z' must be NAME=STORE, NAME=STORE:ro or NAME=STORE:rw, "
+                       "optionally followed by :create"),
+        ("g=s:x:y", "mount 'g=s:x:y': the mode after ':' must be ro, rw or create"),
+        ("g=s:ro:y", "mount 'g=s:ro:y': only :create may follow the mode"),
+        ("g=s:wr", "mount 'g=s:wr': the mode after ':' must be ro, rw or create"),
         ("g=_s", STORE_ID),
         ("=s", "mount name '' must be 1-128 characters of letters, digits, '.', '_' or '-', starting with a "
                "letter or digit"),

@@ -306,6 +306,10 @@ def test_view_of_the_root_with_mounts_costs_one_list_more_per_mount(agent: Any, 
     two = make_tool("agent-42", mounts={"guidelines": Mount(STORE), "notes": Mount("team-notes")})
     counter.reset()
     ok(two, command="view", path="/memories")  # cold: the same listings also look for interrupted changes
+    # and one more, once per tool: team-notes shows nothing, so is anything stored in it at all? (issue 32)
+    assert counter.by_op() == {"s3:ListObjectsV2": 4}
+    counter.reset()
+    ok(two, command="view", path="/memories")  # warm, and that store was checked: one LIST per root
     assert counter.by_op() == {"s3:ListObjectsV2": 3}
     counter.reset()
     ok(two, command="view", path="/memories/customer.md")  # the agent's own file: exactly as without mounts

@@ -53,7 +53,7 @@ def test_s3memory_mounts_says_what_is_wrong(environment: Any, monkeypatch: pytes
     monkeypatch.setenv("S3MEMORY_MOUNTS", "guidelines=support-guidelines:rx")
     with pytest.raises(ValidationError, match="mounts") as caught:
         Settings()
-    assert "mount 'guidelines=support-guidelines:rx': the mode after ':' must be ro or rw" in str(caught.value)
+    assert "mount 'guidelines=support-guidelines:rx': the mode after ':' must be ro, rw or create" in str(caught.value)
 
 
 def test_without_mounts_the_tool_runs_on_its_memory(environment: Any) -> None:
@@ -107,7 +107,8 @@ def test_the_mcp_server_mounts_s3memory_mounts_or_its_mount_flags(
 @pytest.mark.parametrize(
     ("flag", "message"),
     [
-        ("guidelines", "mount 'guidelines' must be NAME=STORE, NAME=STORE:ro or NAME=STORE:rw"),
+        ("guidelines", "mount 'guidelines' must be NAME=STORE, NAME=STORE:ro or NAME=STORE:rw, "
+                       "optionally followed by :create"),
         ("g=_x", "store id must be 1-128 characters of letters, digits, '.', '_' or '-', starting with a letter or "
                  "digit"),
     ],

@@ -145,7 +145,9 @@ def garble_active_key(s3: Any) -> None:
     assert claim == "00000001"
     assert record is not None
     s3.delete_object(Bucket=BUCKET, Key=KEYSTORE + index_entry)
-    bad = BranchRecord(record.branch_id, record.created, record.provider, bytes(range(64, 64 + len(record.wrapped))))
+    garbage = bytes(range(64, 64 + len(record.wrapped)))
+    # tagged as the real entry is: a bucket writer sees the claim's ETag in a listing
+    bad = BranchRecord(record.branch_id, record.created, record.provider, garbage, tag=record.tag)
     s3.put_object(Bucket=BUCKET, Key=KEYSTORE + bad.index_name(), Body=b"")
     assert json.loads(s3.get_object(Bucket=BUCKET, Key=KEYSTORE + claim)["Body"].read())["wrapped"] == (
         base64.b64encode(record.wrapped).decode()
