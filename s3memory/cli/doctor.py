@@ -11,16 +11,19 @@ from .exits import EXIT_FAILED, EXIT_OK
 
 def run_doctor(args: argparse.Namespace) -> int:
     from s3memory.admin.doctor import REQUIRED, Doctor
+    from s3memory.admin.locked import lock_report
 
     kms_key = args.kms_key_id or os.environ.get("S3MEMORY_KMS_KEY_ID") or None
     with connect(args, keys=False) as ctx:
         diagnosis = Doctor(
             ctx.store.s3, ctx.kms, ctx.settings.bucket, ctx.settings.prefix, kms_key, ctx.keystore.bucket
         ).run()
+        locks = lock_report(ctx.store, ctx.keystore)  # the compliance profile: Object Lock on either bucket
+    ok = diagnosis.safe and not diagnosis.keys_at_risk and not locks.keys_locked
     if args.json:
         checksums = diagnosis.checksums.ok if diagnosis.checksums else None  # null: not probed
-        emit_json(diagnosis.to_json() | {"checksums": checksums})
-        return EXIT_OK if diagnosis.safe and not diagnosis.keys_at_risk else EXIT_FAILED
+        emit_json(diagnosis.to_json() | {"checksums": checksums, "object_lock": locks.to_json()})
+        return EXIT_OK if ok else EXIT_FAILED
     say(f"store: {diagnosis.endpoint}, bucket {ctx.settings.bucket}")
     width = max(len(p.name) for p in diagnosis.probes)
     rows = [*diagnosis.probes, *([diagnosis.checksums] if diagnosis.checksums else [])]
@@ -36,4 +39,8 @@ def run_doctor(args: argparse.Namespace) -> int:
         say("KEYS AT RISK: a lifecycle rule would delete or archive the agents' branch keys (keystore_lifecycle)")
     for text in diagnosis.weaker:
         say(f"weaker: {text}")
-    return EXIT_OK if diagnosis.safe and not diagnosis.keys_at_risk else EXIT_FAILED
+    if locks.memory.enabled or locks.keys_locked or not locks.memory.known:
+        scratch = f"{ctx.settings.prefix}.s3memory-doctor/"
+        for line in locks.lines(ctx.settings.bucket, ctx.keystore.bucket, scratch):
+            say(line)
+    return EXIT_OK if ok else EXIT_FAILED
