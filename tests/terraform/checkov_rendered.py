@@ -33,6 +33,8 @@ RESOURCES: dict[str, tuple[str, str, str]] = {
     "keystore-bucket.json.tftpl": ("aws_s3_bucket_policy", "policy", 'bucket = "acme-s3memory-keys"'),
     "data-key.json.tftpl": ("aws_kms_key", "policy", "enable_key_rotation = true"),
     "sse-key.json.tftpl": ("aws_kms_key", "policy", "enable_key_rotation = true"),
+    "replication.json.tftpl": ("aws_iam_role_policy", "policy", 'name = "s3memory-replication"\n  role = "r"'),
+    "replication-trust.json.tftpl": ("aws_iam_role", "assume_role_policy", 'name = "s3memory-replication"'),
     "retention-function.json.tftpl": ("aws_iam_role_policy", "policy", 'name = "s3memory-retention"\n  role = "r"'),
     "retention-trust.json.tftpl": ("aws_iam_role", "assume_role_policy", 'name = "s3memory-retention"'),
     "retention-scheduler.json.tftpl": (
