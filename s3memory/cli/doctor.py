@@ -14,6 +14,11 @@ def run_doctor(args: argparse.Namespace) -> int:
     from s3memory.admin.locked import lock_report
 
     kms_key = args.kms_key_id or os.environ.get("S3MEMORY_KMS_KEY_ID") or None
+    if getattr(args, "replica", None):
+        from .replica import run_replica_check
+
+        with connect(args, keys=False) as ctx:
+            return run_replica_check(args, ctx)
     with connect(args, keys=False) as ctx:
         diagnosis = Doctor(
             ctx.store.s3, ctx.kms, ctx.settings.bucket, ctx.settings.prefix, kms_key, ctx.keystore.bucket

@@ -234,6 +234,14 @@ def build_parser() -> argparse.ArgumentParser:
                  "0 ok, the store is safe; 1 it ignores or lacks conditional writes; 2 configuration error",
                  [conn])  # fmt: skip
     p.add_argument("--json", action="store_true", help="output JSON")
+    p.add_argument(
+        "--replica",
+        metavar="BUCKET",
+        help="instead of probing: compare with this replica memory bucket "
+        "(docs/disaster-recovery.md): objects and keystore entries on one side only (exit 1 if any)",
+    )
+    p.add_argument("--replica-keystore-bucket", metavar="BUCKET", help="the replica's keystore bucket (with --replica)")
+    p.add_argument("--replica-region", metavar="REGION", help="the replica's region (with --replica)")
 
     p = _command(sub, "prune", "delete an agent's files not modified (or not used) for a given time",
                  "s3memory prune --agent support-agent-1 --not-accessed-for 180d --dry-run", ok_failed,
