@@ -120,6 +120,7 @@ def test_the_replica_reads_every_file_takes_writes_and_fails_back(
     ok(replica, command="str_replace", path="/memories/customers/acme.md", old_str="gold", new_str="platinum")
     code, out, err = run(capsys, "doctor", "--replica", PRIMARY, "--replica-keystore-bucket", KEYS, "--json")
     lag = json.loads(out)
+    assert err == ""
     assert (code, lag["in_sync"], lag["only_primary"]["objects"], lag["differing"]) == (
         1,
         False,
