@@ -7,9 +7,10 @@ the *current* state agrees: every memory object and every keystore entry present
 and not the other is data the other side would lack. One listing of each bucket answers it (no
 object is read, no version id is compared: they differ by design).
 
-A current object of the same key on both sides but of another size is `differing` (a later write
-not replicated yet). An ETag is not compared: S3 may give a replica re-encrypted under another
-region's SSE-KMS key a different one.
+A current object of the same key on both sides but of another size or ETag is `differing` (a
+later write not replicated yet). S3 replication keeps an object's ETag; a store that gives a
+replica another one shows every object as differing, which says to compare by reading instead
+(`s3memory verify` on each side).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ class Side:
 class Lag:
     only_primary: Side = field(default_factory=Side)  # not replicated yet (or lost: the RPO)
     only_replica: Side = field(default_factory=Side)  # written on the replica (failover) and not back yet
-    differing: list[str] = field(default_factory=list)  # same key, another size
+    differing: list[str] = field(default_factory=list)  # same key, another size or ETag
     compared: int = 0  # keys compared, both buckets' listings together
 
     @property
@@ -43,9 +44,9 @@ class Lag:
         return not (self.only_primary.total or self.only_replica.total or self.differing)
 
 
-def _current(store: AdminStore, prefix: str) -> dict[str, int]:
-    """key -> size of every current object under `prefix` (ListObjectsV2 pages)."""
-    return {obj.key: obj.size for obj in store.list_all(prefix)}
+def _current(store: AdminStore, prefix: str) -> dict[str, tuple[int, str]]:
+    """key -> (size, ETag) of every current object under `prefix` (ListObjectsV2 pages)."""
+    return {obj.key: (obj.size, obj.etag) for obj in store.list_all(prefix)}
 
 
 def compare(

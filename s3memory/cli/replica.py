@@ -49,9 +49,8 @@ def run_replica_check(args: argparse.Namespace, ctx: Context) -> int:
         if side.total > SHOWN:
             say(f"  ... and {side.total - SHOWN} more (--json lists them all)")
     if lag.differing:
-        say(
-            f"on both sides with another size (a later write not replicated yet): {count(len(lag.differing), 'object')}"
-        )
+        later = count(len(lag.differing), "object")
+        say(f"on both sides with another size or ETag (a later write not replicated yet): {later}")
         for key in lag.differing[:SHOWN]:
             say(f"  {key}")
     verdict = "in sync" if lag.in_sync else "NOT in sync"
