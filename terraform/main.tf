@@ -91,6 +91,10 @@ resource "aws_kms_key" "data_keys" {
   deletion_window_in_days = var.kms_deletion_window_in_days
   policy                  = local.data_key_policy
   tags                    = var.tags
+
+  # replica_region (replica.tf): a multi-region key, replicated there. Only at creation: changing
+  # it replaces the key, and every branch key wrapped by the old one (docs/disaster-recovery.md).
+  multi_region = var.replica_region != null
 }
 
 resource "aws_kms_alias" "data_keys" {
@@ -124,6 +128,9 @@ resource "aws_s3_bucket" "this" {
   bucket        = var.bucket_name
   force_destroy = var.force_destroy
   tags          = var.tags
+
+  # compliance_profile (compliance.tf): Object Lock can only be turned on when the bucket is created.
+  object_lock_enabled = var.compliance_profile != null
 }
 
 resource "aws_s3_bucket_public_access_block" "this" {

@@ -182,4 +182,55 @@ output "retention_scheduler_policy_json" {
 output "retention_input_json" {
   description = "The input of the retention job's executions: a prune job over every agent (null while the job is off)."
   value       = local.retention_enabled ? jsonencode(local.retention_input) : null
+output "compliance_profile" {
+  description = "The memory bucket's Object Lock profile (mode and default retention), or null when compliance_profile is off. The keystore bucket never has one."
+  value       = var.compliance_profile
+}
+
+output "replica_region" {
+  description = "The replica region (null while multi-region memory is off)."
+  value       = var.replica_region
+}
+
+output "replica_bucket_name" {
+  description = "Name of the replica memory bucket (S3MEMORY_BUCKET on failover; null while replica_region is off)."
+  value       = one(aws_s3_bucket.replica[*].id)
+}
+
+output "replica_keystore_bucket_name" {
+  description = "Name of the replica keystore bucket (S3MEMORY_KEYSTORE_BUCKET on failover; null while replica_region is off)."
+  value       = one(aws_s3_bucket.replica_keystore[*].id)
+}
+
+output "replica_data_key_arn" {
+  description = "ARN of the envelope key's replica in the replica region (S3MEMORY_KMS_KEY_ID on failover; null while replica_region is off)."
+  value       = one(aws_kms_replica_key.data_keys[*].arn)
+}
+
+output "replica_agent_access_policy_json" {
+  description = "The agent role's policy for the replica side, as deployed (null while replica_region is off)."
+  value       = local.replica_agent_access_policy
+}
+
+output "replica_operator_policy_arn" {
+  description = "ARN of the operator policy for the replica side. Attach it to operators only (null while replica_region is off)."
+  value       = one(aws_iam_policy.operator_replica[*].arn)
+}
+
+output "replication_policy_json" {
+  description = "The replication role's permissions policy, as deployed (null while replica_region is off)."
+  value       = local.replication_policy
+}
+
+output "failover_environment" {
+  description = "S3MEMORY_* environment variables for the replica side: what the tools and the CLI use after a failover (null while replica_region is off)."
+  value = local.replicated ? merge({
+    S3MEMORY_BUCKET          = aws_s3_bucket.replica[0].id
+    S3MEMORY_KEYSTORE_BUCKET = aws_s3_bucket.replica_keystore[0].id
+    S3MEMORY_PREFIX          = var.prefix
+    S3MEMORY_KMS_KEY_ID      = aws_kms_replica_key.data_keys[0].arn
+    S3MEMORY_REGION          = var.replica_region
+    S3MEMORY_AGENT_ROLE_ARN  = aws_iam_role.agent_access.arn
+    S3MEMORY_NAMES           = var.file_names
+  }, var.retention_not_accessed_days == null ? {} : { S3MEMORY_TRACK_ACCESS = "true" }) : null
 }

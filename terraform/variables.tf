@@ -353,3 +353,67 @@ variable "file_names" {
     error_message = "file_names must be \"plain\" or \"encrypted\"."
   }
 }
+
+variable "compliance_profile" {
+  description = "Turns on the compliance profile: S3 Object Lock on the memory bucket (and its replica) in GOVERNANCE or COMPLIANCE mode, with a default retention of retention_days or retention_years applied to every new version, so no version can be deleted or overwritten before then (in COMPLIANCE mode not even by the account root). Never on the keystore bucket: `s3memory shred` still erases an agent by destroying its branch keys, leaving the locked ciphertext unreadable. Object Lock can only be enabled when the bucket is created. See SECURITY.md \"The compliance profile\"."
+  type = object({
+    mode            = string
+    retention_days  = optional(number)
+    retention_years = optional(number)
+  })
+  default = null
+
+  validation {
+    condition     = var.compliance_profile == null ? true : contains(["GOVERNANCE", "COMPLIANCE"], var.compliance_profile.mode)
+    error_message = "compliance_profile.mode must be \"GOVERNANCE\" or \"COMPLIANCE\"."
+  }
+
+  validation {
+    condition     = var.compliance_profile == null ? true : ((var.compliance_profile.retention_days == null) != (var.compliance_profile.retention_years == null))
+    error_message = "compliance_profile needs exactly one of retention_days and retention_years."
+  }
+
+  validation {
+    condition     = var.compliance_profile == null ? true : alltrue([for n in [var.compliance_profile.retention_days, var.compliance_profile.retention_years] : coalesce(n, 1) >= 1 && floor(coalesce(n, 1)) == coalesce(n, 1)])
+    error_message = "compliance_profile.retention_days or retention_years must be a whole number, at least 1."
+  }
+}
+
+variable "replica_region" {
+  description = "Turns on multi-region memory: a region (e.g. \"eu-central-1\") that gets a replica of the memory bucket and of the keystore bucket, a replica of the envelope key (the key becomes a KMS multi-region key), and S3 replication of both buckets (delete markers included). The caller passes the `aws.replica` provider configured for this region. Only at first apply: turning it on for an existing deployment would replace the envelope key (see docs/disaster-recovery.md)."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.replica_region == null ? true : can(regex("^[a-z]{2}(-[a-z]+)+-[0-9]$", var.replica_region))
+    error_message = "replica_region must be null or an AWS region name such as \"eu-central-1\"."
+  }
+}
+
+variable "replica_bucket_name" {
+  description = "Name of the replica memory bucket in replica_region (globally unique). Null uses \"<bucket_name>-replica\"."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.replica_bucket_name == null ? true : (can(regex("^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$", var.replica_bucket_name)) && !can(regex("\\.\\.|^\\d+\\.\\d+\\.\\d+\\.\\d+$", var.replica_bucket_name)))
+    error_message = "replica_bucket_name must be null or a valid S3 bucket name."
+  }
+}
+
+variable "replica_keystore_bucket_name" {
+  description = "Name of the replica keystore bucket in replica_region (globally unique). Null uses \"<replica bucket name>-keys\"."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.replica_keystore_bucket_name == null ? true : (can(regex("^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$", var.replica_keystore_bucket_name)) && !can(regex("\\.\\.|^\\d+\\.\\d+\\.\\d+\\.\\d+$", var.replica_keystore_bucket_name)))
+    error_message = "replica_keystore_bucket_name must be null or a valid S3 bucket name."
+  }
+}
+
+variable "replication_time_control" {
+  description = "S3 Replication Time Control on both replication rules: 99.99 % of objects replicated within 15 minutes (extra cost), with replication metrics and events. Off: S3 replicates most objects within seconds, with no time promise."
+  type        = bool
+  default     = false
+}

@@ -15,19 +15,28 @@ from .exits import EXIT_FAILED, EXIT_OK
 
 def run_doctor(args: argparse.Namespace) -> int:
     from s3memory.admin.doctor import REQUIRED, Doctor
+    from s3memory.admin.locked import lock_report
 
     kms_key = args.kms_key_id or os.environ.get("S3MEMORY_KMS_KEY_ID") or None
+    if getattr(args, "replica", None):
+        from .replica import run_replica_check
+
+        with connect(args, keys=False) as ctx:
+            return run_replica_check(args, ctx)
     with connect(args, keys=False) as ctx:
         diagnosis = Doctor(
             ctx.store.s3, ctx.kms, ctx.settings.bucket, ctx.settings.prefix, kms_key, ctx.keystore.bucket
         ).run()
         empty = empty_mounts(ctx.store, ctx.keystore, ctx.settings.prefix, os.environ.get(ENV_VARIABLE, ""))
+        locks = lock_report(ctx.store, ctx.keystore)  # the compliance profile: Object Lock on either bucket
     kit = kit_report.run_kit(args, diagnosis) if args.conformance else None  # the kit on this bucket (--conformance)
+    ok = diagnosis.safe and not diagnosis.keys_at_risk and not locks.keys_locked and kit_report.passed(kit)
     if args.json:
         checksums = diagnosis.checksums.ok if diagnosis.checksums else None  # null: not probed
         mounts = [{"mount": name, "store": store_id} for name, store_id in empty]
-        emit_json(diagnosis.to_json() | {"checksums": checksums, "empty_mounts": mounts} | kit_report.as_json(kit))
-        return EXIT_OK if diagnosis.safe and not diagnosis.keys_at_risk and kit_report.passed(kit) else EXIT_FAILED
+        emit_json(diagnosis.to_json() | {"checksums": checksums, "empty_mounts": mounts, "object_lock": locks.to_json()}
+                  | kit_report.as_json(kit))  # fmt: skip
+        return EXIT_OK if ok else EXIT_FAILED
     say(f"store: {diagnosis.endpoint}, bucket {ctx.settings.bucket}")
     width = max(len(p.name) for p in diagnosis.probes)
     rows = [*diagnosis.probes, *([diagnosis.checksums] if diagnosis.checksums else [])]
@@ -46,6 +55,10 @@ def run_doctor(args: argparse.Namespace) -> int:
     for name, store_id in empty:
         say(f"mount: /memories/{name} shows shared store {store_id}, which has nothing stored (is the store id "
             "right?); add :create to the mount in S3MEMORY_MOUNTS if it is meant to start empty")  # fmt: skip
+    if locks.memory.enabled or locks.keys_locked or not locks.memory.known:
+        scratch = f"{ctx.settings.prefix}.s3memory-doctor/"
+        for line in locks.lines(ctx.settings.bucket, ctx.keystore.bucket, scratch):
+            say(line)
     for line in kit_report.lines(kit) if kit else []:
         say(line)
-    return EXIT_OK if diagnosis.safe and not diagnosis.keys_at_risk and kit_report.passed(kit) else EXIT_FAILED
+    return EXIT_OK if ok else EXIT_FAILED

@@ -23,10 +23,17 @@ from .context import (
     say,
 )
 from .exits import EXIT_FAILED, EXIT_OK, Failed, UsageError
+from .history import say_if_locked
 from .progress import count, summary
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from s3memory.admin.common import Problem
+    from s3memory.admin.locked import Held
+    from s3memory.storage.admin_store import AdminStore
+
+    from .context import Context
 
 
 def _version_line(space: AgentKeyspace, version: Version) -> str:
@@ -54,6 +61,7 @@ def _report(args: argparse.Namespace, deleted: list[dict[str, Any]], problems: l
 
 
 def run_purge(args: argparse.Namespace) -> int:
+    from s3memory.admin.locked import purge_refusal
     from s3memory.admin.purge import list_versions, purge
 
     can_confirm(args, "purge")
@@ -68,6 +76,8 @@ def run_purge(args: argparse.Namespace) -> int:
             say(f"nothing is stored under {where}")
             _report(args, [], [], remaining=0)
             return EXIT_OK
+        bucket = ctx.store.bucket
+        _refuse_if_locked(ctx, versions, lambda found: purge_refusal(bucket, found, len(versions), args.agent))
         markers = sum(v.delete_marker for v in versions)
         objects = len({v.key for v in versions})
         what = f"{count(len(versions), 'version')} ({count(markers, 'delete marker')}) of {count(objects, 'object')}"
@@ -99,6 +109,8 @@ def run_purge(args: argparse.Namespace) -> int:
 
 
 def run_shred(args: argparse.Namespace) -> int:
+    from s3memory.admin import locked
+    from s3memory.admin.locked import keystore_refusal
     from s3memory.admin.purge import list_versions
     from s3memory.admin.shred import keystore_versions, shred
 
@@ -112,9 +124,15 @@ def run_shred(args: argparse.Namespace) -> int:
         key_versions = keystore_versions(keystore, space)
         objects = [] if args.keys_only else [v for v in list_versions(ctx.store, space.root)
                                               if not (keystore is ctx.store and space.is_keystore(v.key))]  # fmt: skip
+        _refuse_if_locked(ctx, key_versions, lambda found: keystore_refusal(keystore.bucket, found), keystore)
+        kept = locked.held(ctx.store, objects, ctx.pool)  # Object Lock: the keys go, the objects stay
+        keys_only = args.keys_only or bool(kept)
         what = f"{count(len(key_versions), 'branch key version')} under {keys_where}"
-        if not args.keys_only:
+        if not keys_only:
             what += f", then {count(len(objects), 'version')} under s3://{ctx.settings.bucket}/{space.root}"
+        elif kept:
+            objects = []
+            say(locked.shred_note(ctx.store.bucket, kept))
         if args.dry_run:
             for version in key_versions + _by_path(space, objects):
                 say(f"would delete {_version_line(space, version)}")
@@ -126,7 +144,7 @@ def run_shred(args: argparse.Namespace) -> int:
         confirm(args, "shred", f"This destroys {what}; no copy of this agent's memory can be decrypted after it.")
         progress = ctx.progress("shred")
         wait = ctx.settings.fence_seconds
-        report = shred(ctx.store, keystore, space, ctx.pool, progress, keys_only=args.keys_only, wait=wait)
+        report = shred(ctx.store, keystore, space, ctx.pool, progress, keys_only=keys_only, wait=wait)
         progress.finish()
     for version in report.keys.deleted + _by_path(space, report.objects.deleted if report.objects else []):
         say(f"deleted {_version_line(space, version)}")
@@ -152,6 +170,17 @@ def run_shred(args: argparse.Namespace) -> int:
     return EXIT_FAILED if problems else EXIT_OK
 
 
+def _refuse_if_locked(
+    ctx: Context, versions: list[Version], refusal: Callable[[Held], str], store: AdminStore | None = None
+) -> None:
+    """Object Lock, read once before anything is deleted: refuse (exit 1) if it keeps any of `versions`."""
+    from s3memory.admin.locked import held
+
+    found = held(store or ctx.store, versions, ctx.pool)
+    if found:
+        raise Failed(refusal(found))
+
+
 def _arrived(versions: int) -> None:
     if versions:
         say(f"{count(versions, 'version')} written meanwhile by a running tool erased too; stop the agent's tools")
@@ -171,6 +200,7 @@ def run_prune(args: argparse.Namespace) -> int:
     started = time.monotonic()
     with connect(args, keys=False) as ctx:
         ctx.require(args.agent)
+        say_if_locked(ctx, "prune")
         progress = ctx.progress("prune")
         space = ctx.space(args.agent)
         if not (args.dry_run or args.yes):  # what it would delete first, then the question

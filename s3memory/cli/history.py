@@ -140,6 +140,15 @@ def run_show(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def say_if_locked(ctx: Context, command: str) -> None:
+    """Object Lock allows what `restore` and `prune` do (new versions, delete markers); say so once."""
+    from s3memory.admin.locked import keeps_note, profile
+
+    lock = profile(ctx.store)
+    if lock.enabled:
+        say(keeps_note(command, ctx.store.bucket, lock))
+
+
 def run_restore(args: argparse.Namespace) -> int:
     from s3memory.admin.restore import parse_time, plan, restore
 
@@ -162,6 +171,7 @@ def run_restore(args: argparse.Namespace) -> int:
                 "there are no earlier versions to bring back"
             )
         ctx.require(args.agent, versions=True)
+        say_if_locked(ctx, "restore")
         vault = ctx.vault(args.agent, read_only=False)
         scope = vault.parse(args.path) if args.path else None
         when = at.isoformat()

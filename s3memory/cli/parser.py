@@ -243,6 +243,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scratch-prefix", metavar="PREFIX",
                    help="with --conformance: where its agents go (default {prefix}.s3memory-conformance/<random>/); "
                         "must be empty")  # fmt: skip
+    p.add_argument(
+        "--replica",
+        metavar="BUCKET",
+        help="instead of probing: compare with this replica memory bucket "
+        "(docs/disaster-recovery.md): objects and keystore entries on one side only (exit 1 if any)",
+    )
+    p.add_argument("--replica-keystore-bucket", metavar="BUCKET", help="the replica's keystore bucket (with --replica)")
+    p.add_argument("--replica-region", metavar="REGION", help="the replica's region (with --replica)")
 
     p = _command(sub, "conformance", "run the memory tool conformance kit against any backend (a fresh memory a case)",
                  "s3memory conformance --tool mybackend:make_tool --concurrency",

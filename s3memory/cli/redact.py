@@ -28,6 +28,11 @@ def run_redact(args: argparse.Namespace) -> int:
         ctx.require(args.agent, versions=True)
         plan = _all_versions(ctx, args) if args.all_versions else _one_version(ctx, args)
         chosen = plan.versions
+        from s3memory.admin.locked import held, redact_refusal
+
+        found = held(ctx.store, [v for _, v in chosen], ctx.pool)  # Object Lock: refuse before deleting any
+        if found:
+            raise Failed(redact_refusal(ctx.store.bucket, found, len(chosen)))
         what = f"{count(len(chosen), 'version')} of {plan.path.display}{_also(plan.followed)}"
         if args.dry_run:
             for at, v in chosen:

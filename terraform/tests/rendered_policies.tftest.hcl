@@ -17,6 +17,10 @@ mock_provider "aws" {
   }
 }
 
+mock_provider "aws" {
+  alias = "replica"
+}
+
 override_resource {
   target = aws_s3_bucket.this
   values = { arn = "arn:aws:s3:::acme-s3memory", id = "acme-s3memory" }
@@ -416,4 +420,144 @@ run "at_schedule_expression_is_refused" {
   command = plan
   variables { retention_schedule_expression = "at(2030-01-01T00:00:00)" }
   expect_failures = [var.retention_schedule_expression]
+}
+
+# --- issue 36: the compliance profile and multi-region memory ---------------------------------
+
+run "compliance_profile_locks_the_memory_bucket_never_the_keystore" {
+  command = apply
+
+  variables {
+    compliance_profile = { mode = "COMPLIANCE", retention_days = 365 }
+  }
+
+  assert {
+    condition     = aws_s3_bucket.this.object_lock_enabled == true && aws_s3_bucket.keystore.object_lock_enabled != true
+    error_message = "Object Lock goes on the memory bucket only"
+  }
+  assert {
+    condition     = [for r in aws_s3_bucket_object_lock_configuration.this[0].rule : [r.default_retention[0].mode, r.default_retention[0].days]] == [["COMPLIANCE", 365]]
+    error_message = "the default retention is the profile's"
+  }
+  assert {
+    condition     = output.environment["S3MEMORY_KEYSTORE_BUCKET"] == "acme-s3memory-keys"
+    error_message = "the tools keep their keys in the (unlocked) keystore bucket"
+  }
+}
+
+run "compliance_profile_is_off_by_default" {
+  command = apply
+
+  assert {
+    condition     = aws_s3_bucket.this.object_lock_enabled != true && length(aws_s3_bucket_object_lock_configuration.this) == 0
+    error_message = "no Object Lock unless asked"
+  }
+  assert {
+    condition     = length(aws_s3_bucket.replica) == 0 && length(aws_kms_replica_key.data_keys) == 0 && aws_kms_key.data_keys.multi_region != true
+    error_message = "no replica unless asked"
+  }
+}
+
+run "compliance_profile_needs_exactly_one_retention" {
+  command = plan
+  variables {
+    compliance_profile = { mode = "GOVERNANCE", retention_days = 30, retention_years = 1 }
+  }
+  expect_failures = [var.compliance_profile]
+}
+
+run "compliance_profile_mode_is_checked" {
+  command = plan
+  variables {
+    compliance_profile = { mode = "LEGAL", retention_days = 30 }
+  }
+  expect_failures = [var.compliance_profile]
+}
+
+run "replica_region_deploys_the_replica_side_with_both_features" {
+  command = apply
+
+  override_resource {
+    target = aws_s3_bucket.replica
+    values = { arn = "arn:aws:s3:::acme-s3memory-replica", id = "acme-s3memory-replica" }
+  }
+  override_resource {
+    target = aws_s3_bucket.replica_keystore
+    values = { arn = "arn:aws:s3:::acme-s3memory-replica-keys", id = "acme-s3memory-replica-keys" }
+  }
+  override_resource {
+    target = aws_iam_role.replication
+    values = { arn = "arn:aws:iam::123456789012:role/s3memory-replication", id = "s3memory-replication" }
+  }
+  override_resource {
+    target = aws_kms_key.replica_sse
+    values = { arn = "arn:aws:kms:eu-central-1:123456789012:key/5e4f3a2b-1c0d-4e9f-8a7b-6c5d4e3f2a1b" }
+  }
+  override_resource {
+    target = aws_kms_replica_key.data_keys
+    values = { arn = "arn:aws:kms:eu-central-1:123456789012:key/0d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6", key_id = "0d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6" }
+  }
+  override_resource {
+    target = aws_iam_policy.agent_access_replica
+    values = { arn = "arn:aws:iam::123456789012:policy/s3memory-agent-access-replica" }
+  }
+
+  variables {
+    replica_region           = "eu-central-1"
+    replication_time_control = true
+    compliance_profile       = { mode = "GOVERNANCE", retention_years = 1 }
+  }
+
+  assert {
+    condition     = aws_kms_key.data_keys.multi_region == true && length(aws_kms_replica_key.data_keys) == 1
+    error_message = "the envelope key is a multi-region key with a replica"
+  }
+  assert {
+    condition     = aws_s3_bucket.replica[0].bucket == "acme-s3memory-replica" && aws_s3_bucket.replica_keystore[0].bucket == "acme-s3memory-replica-keys"
+    error_message = "replica bucket names default to <bucket>-replica and <replica>-keys"
+  }
+  assert {
+    condition     = aws_s3_bucket.replica[0].object_lock_enabled == true && aws_s3_bucket.replica_keystore[0].object_lock_enabled != true
+    error_message = "the replica memory bucket is locked like the primary, its keystore is not"
+  }
+  assert {
+    condition     = aws_s3_bucket_versioning.replica[0].versioning_configuration[0].status == "Enabled" && aws_s3_bucket_versioning.replica_keystore[0].versioning_configuration[0].status == "Enabled"
+    error_message = "both replica buckets are versioned"
+  }
+  assert {
+    condition = alltrue([for c in [aws_s3_bucket_replication_configuration.memory[0], aws_s3_bucket_replication_configuration.keystore[0], aws_s3_bucket_replication_configuration.replica_memory[0], aws_s3_bucket_replication_configuration.replica_keystore[0]] :
+    c.rule[0].delete_marker_replication[0].status == "Enabled" && c.rule[0].filter[0].prefix == "agents/"])
+    error_message = "memory objects and keystores replicate both ways, delete markers included"
+  }
+  assert {
+    condition     = aws_s3_bucket_replication_configuration.memory[0].rule[0].destination[0].replication_time[0].time[0].minutes == 15
+    error_message = "Replication Time Control when asked"
+  }
+  assert {
+    condition     = output.failover_environment["S3MEMORY_REGION"] == "eu-central-1" && output.failover_environment["S3MEMORY_BUCKET"] == "acme-s3memory-replica" && output.failover_environment["S3MEMORY_KEYSTORE_BUCKET"] == "acme-s3memory-replica-keys"
+    error_message = "the failover environment names the replica side"
+  }
+  assert {
+    condition     = length(aws_iam_role_policy_attachment.agent_access_replica) == 1 && length(aws_iam_policy.operator_replica) == 1
+    error_message = "the agent role and an operator policy reach the replica side"
+  }
+}
+
+run "replica_without_rtc_has_no_time_control" {
+  command = plan
+  variables {
+    replica_region = "eu-central-1"
+  }
+  assert {
+    condition     = length(aws_s3_bucket_replication_configuration.memory[0].rule[0].destination[0].replication_time) == 0
+    error_message = "RTC is optional"
+  }
+}
+
+run "invalid_replica_region_is_refused" {
+  command = plan
+  variables {
+    replica_region = "Frankfurt"
+  }
+  expect_failures = [var.replica_region]
 }

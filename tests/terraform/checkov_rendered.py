@@ -46,6 +46,8 @@ RESOURCES: dict[str, tuple[str, str, str]] = {
     "fleet-state-machine-trust.json.tftpl": ("aws_iam_role", "assume_role_policy", 'name = "s3memory-fleet-sfn"'),
     "fleet-operator.json.tftpl": ("aws_iam_policy", "policy", 'name = "s3memory-fleet-operator"'),
     "fleet-results-bucket.json.tftpl": ("aws_s3_bucket_policy", "policy", 'bucket = "acme-s3memory-fleet"'),
+    "replication.json.tftpl": ("aws_iam_role_policy", "policy", 'name = "s3memory-replication"\n  role = "r"'),
+    "replication-trust.json.tftpl": ("aws_iam_role", "assume_role_policy", 'name = "s3memory-replication"'),
     "retention-scheduler.json.tftpl": (
         "aws_iam_role_policy",
         "policy",

@@ -62,6 +62,16 @@ RETENTION_SCHEDULER_ROLE_ARN = f"arn:aws:iam::{ACCOUNT}:role/{RETENTION_NAME}-sc
 RETENTION_SCHEDULE_GROUP_ARN = f"arn:aws:scheduler:{REGION}:{ACCOUNT}:schedule-group/{RETENTION_NAME}"
 STATE_MACHINE_TEMPLATE = TERRAFORM / "fleet" / "state-machine.asl.json.tftpl"
 
+# The replica side (replica.tf, replica_region = "eu-central-1"): the envelope key's replica keeps
+# the primary's key id (a multi-region key), in the replica region.
+REPLICA_REGION = "eu-central-1"
+REPLICA_BUCKET = f"{BUCKET}-replica"
+REPLICA_BUCKET_ARN = f"arn:aws:s3:::{REPLICA_BUCKET}"
+REPLICA_KEYSTORE_BUCKET = f"{REPLICA_BUCKET}-keys"
+REPLICA_KEYSTORE_BUCKET_ARN = f"arn:aws:s3:::{REPLICA_KEYSTORE_BUCKET}"
+REPLICA_DATA_KEY_ARN = DATA_KEY_ARN.replace(REGION, REPLICA_REGION)
+REPLICA_SSE_KEY_ARN = f"arn:aws:kms:{REPLICA_REGION}:{ACCOUNT}:key/5e4f3a2b-1c0d-4e9f-8a7b-6c5d4e3f2a1b"
+
 # The `stores` of the test deployment: support agents read the guidelines, curators write them.
 STORE = "support-guidelines"
 STORE_READERS = ["support-*"]
@@ -142,6 +152,19 @@ def module_template_values(prefix: str = PREFIX) -> dict[str, dict[str, str]]:
             "results_bucket_arn": RESULTS_BUCKET_ARN,
             "results_prefix": RESULTS_PREFIX,
         },
+        # replica.tf (replica_region): the replication role; the replica side renders the templates above again
+        "replication-trust.json.tftpl": {"account_id": ACCOUNT},
+        "replication.json.tftpl": {
+            "bucket_arn": BUCKET_ARN,
+            "keystore_bucket_arn": KEYSTORE_BUCKET_ARN,
+            "replica_bucket_arn": REPLICA_BUCKET_ARN,
+            "replica_keystore_bucket_arn": REPLICA_KEYSTORE_BUCKET_ARN,
+            "agent_prefix": prefix,
+            "sse_key_arn": SSE_KEY_ARN,
+            "replica_sse_key_arn": REPLICA_SSE_KEY_ARN,
+            "region": REGION,
+            "replica_region": REPLICA_REGION,
+        },
         "retention-scheduler-trust.json.tftpl": {
             "account_id": ACCOUNT,
             "schedule_group_arn": RETENTION_SCHEDULE_GROUP_ARN,
@@ -216,3 +239,26 @@ def policy(name: str, prefix: str = PREFIX) -> Any:
 def example_policy(name: str) -> Any:
     file = f"{name}.json.tftpl"
     return json.loads(render_file(EXAMPLE_POLICIES / file, example_template_values()[file]))
+
+
+def replica_template_values(prefix: str = PREFIX) -> dict[str, dict[str, str]]:
+    """The templates replica.tf renders a second time for the replica side, with its values."""
+    values = module_template_values(prefix)
+    replica = {
+        "bucket_arn": REPLICA_BUCKET_ARN,
+        "keystore_bucket_arn": REPLICA_KEYSTORE_BUCKET_ARN,
+        "data_key_arn": REPLICA_DATA_KEY_ARN,
+        "sse_key_arn": REPLICA_SSE_KEY_ARN,
+        "region": REPLICA_REGION,
+    }
+    pick = {
+        "agent-access.json.tftpl", "operator.json.tftpl", "bucket.json.tftpl", "keystore-bucket.json.tftpl",
+        "sse-key.json.tftpl",
+    }  # fmt: skip
+    return {name: {k: replica.get(k, v) for k, v in values[name].items()} for name in pick}
+
+
+def replica_policy(name: str, prefix: str = PREFIX) -> Any:
+    """A template as replica.tf renders it for the replica side, parsed."""
+    file = f"{name}.json.tftpl"
+    return json.loads(render_file(POLICIES / file, replica_template_values(prefix)[file]))

@@ -103,6 +103,8 @@ def s3_actions(call: Call) -> list[tuple[str, str | None]]:
         return [("s3:ListBucketVersions", None)]
     if op == "GetBucketVersioning":
         return [("s3:GetBucketVersioning", None)]
+    if op == "GetObjectLockConfiguration":  # read once by the commands that delete versions (Object Lock)
+        return [("s3:GetBucketObjectLockConfiguration", None)]
     pytest.fail(f"s3:{op} has no IAM mapping in tests/terraform/recording.py: add it", pytrace=False)
 
 

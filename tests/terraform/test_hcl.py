@@ -280,20 +280,30 @@ def _without_comments(body: Any) -> Any:
 MODULE_RESOURCES = {key: body for path in sorted(TERRAFORM.glob("*.tf")) for key, body in _resources(path).items()}
 
 
-def test_the_keystore_bucket_has_no_lifecycle_rule_and_no_replication() -> None:
+def test_the_keystore_bucket_has_no_lifecycle_rule_and_is_replicated_only_to_the_replica() -> None:
+    """No rule may expire a branch key; the only copies of the keystore are the replica region's
+    (issue 36: replica_region), which exist only when it is set and replicate with the keystore's
+    own rules, never a lifecycle rule (shred must then run in both regions: SECURITY.md)."""
     keystore = MODULE_RESOURCES[("aws_s3_bucket", "keystore")]
     assert not {"lifecycle_rule", "replication_configuration", "acceleration_status"} & set(keystore)
     for (kind, label), body in MODULE_RESOURCES.items():
-        if kind in _COPYING_OR_EXPIRING:
+        if kind in _COPYING_OR_EXPIRING and kind != "aws_s3_bucket_replication_configuration":
             assert "keystore" not in json.dumps(_without_comments(body)), (kind, label)
     lifecycles = sorted(label for kind, label in MODULE_RESOURCES if kind == "aws_s3_bucket_lifecycle_configuration")
-    assert lifecycles == ["fleet_results", "this"]  # the memory bucket's and the fleet results bucket's
+    assert lifecycles == ["fleet_results", "replica", "this"]  # the memory bucket's, its replica's, the fleet results'
     results_rule = MODULE_RESOURCES[("aws_s3_bucket_lifecycle_configuration", "fleet_results")]
     assert results_rule["bucket"] == "${aws_s3_bucket.fleet_results[0].id}"
-    assert [key for key in MODULE_RESOURCES if key[0] == "aws_s3_bucket_replication_configuration"] == []
-    for path in TF_FILES:  # the example (or anything else in terraform/) adds none either
-        for kind, label in _resources(path):
-            assert kind not in ("aws_s3_bucket_replication_configuration", "aws_backup_selection"), (path, label)
+    replications = {label: body for (kind, label), body in MODULE_RESOURCES.items()
+                    if kind == "aws_s3_bucket_replication_configuration"}  # fmt: skip
+    assert sorted(replications) == ["keystore", "memory", "replica_keystore", "replica_memory"]
+    for body in replications.values():
+        assert body["count"] == "${local.replicated ? 1 : 0}"
+    assert replications["keystore"]["bucket"] == "${aws_s3_bucket.keystore.id}"
+    assert replications["replica_keystore"]["bucket"] == "${aws_s3_bucket.replica_keystore[0].id}"
+    for path in TF_FILES:  # the examples (or anything else in terraform/) add none
+        if path.parent != TERRAFORM:
+            for kind, label in _resources(path):
+                assert kind not in ("aws_s3_bucket_replication_configuration", "aws_backup_selection"), (path, label)
 
 
 def test_the_memory_lifecycle_rule_never_names_the_keystore_bucket() -> None:

@@ -58,11 +58,16 @@ EXPECTED = {
     "show": {"s3:GetObjectVersion", "s3:ListBucket", "kms:Decrypt"},
     "restore": {
         "s3:GetBucketVersioning", "s3:ListBucketVersions", "s3:GetObjectVersion", "s3:ListBucket", "s3:GetObject",
-        "s3:PutObject", "s3:PutObjectTagging", "s3:DeleteObject", "kms:Decrypt",
+        "s3:PutObject", "s3:PutObjectTagging", "s3:DeleteObject", "kms:Decrypt", "s3:GetBucketObjectLockConfiguration",
     },
     # --all-versions reads each version's sealed attribution (renames to follow): a header and its key
-    "redact": {"s3:ListBucketVersions", "s3:GetObjectVersion", "s3:DeleteObjectVersion", "kms:Decrypt"},
-    "prune": {"s3:ListBucket", "s3:GetObject", "s3:GetObjectTagging", "s3:DeleteObject"},
+    "redact": {
+        "s3:ListBucketVersions", "s3:GetObjectVersion", "s3:DeleteObjectVersion", "kms:Decrypt",
+        "s3:GetBucketObjectLockConfiguration",
+    },
+    # restore, redact and prune read the bucket's Object Lock configuration once, before anything else
+    "prune": {"s3:ListBucket", "s3:GetObject", "s3:GetObjectTagging", "s3:DeleteObject",
+              "s3:GetBucketObjectLockConfiguration"},
 }  # fmt: skip
 # Commands that need no key may also list the agent's keystore folder once, to learn whether its
 # file names are stored encrypted (how to show them); nothing else may appear.

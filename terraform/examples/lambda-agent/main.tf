@@ -20,6 +20,11 @@ resource "aws_iam_role" "lambda" {
 
 module "s3memory" {
   source = "../.."
+  # The module's replica-region provider; this example runs in one region (replica_region unset).
+  providers = {
+    aws         = aws
+    aws.replica = aws
+  }
 
   bucket_name                       = var.bucket_name
   name                              = var.name
