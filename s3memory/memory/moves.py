@@ -116,7 +116,8 @@ def _settle_failed_move(
     elif outcomes.ambiguous(err):
         # Another object at the source (our delete may have landed before it was written), or the
         # read-back failed: the copy may be the only one of the moved text; it is kept.
-        raise outcomes.unknown(err, [old, new]) from None
+        failed = err if source.verdict is Verdict.OTHER else StorageUnavailable(source.code or err.code, "HeadObject")
+        raise outcomes.unknown(failed, [old, new]) from None
     log.warning("s3memory: rename could be neither finished nor undone (%s); both copies kept", err.code)
     raise CommandError(operational.rename_left_copy(err.code, old.display, new.display))
 

@@ -230,7 +230,8 @@ def delete_held(vault: Vault, path: MemoryPath, etag: str) -> bool:
             return True
         if seen.verdict is Verdict.NOT_LANDED:
             return False  # still the held version (a 409 retried): nothing was changed
-        raise outcomes.unknown(err, [path]) from None
+        failed = err if seen.verdict is Verdict.OTHER else StorageUnavailable(seen.code, "HeadObject")
+        raise outcomes.unknown(failed, [path]) from None
     except StorageError as err:
         outcomes.settle_delete(vault, path, etag, err)
     return True

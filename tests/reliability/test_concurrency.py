@@ -255,6 +255,7 @@ def test_rename_that_keeps_losing_to_edits_is_busy_and_changes_nothing(
 ) -> None:
     """Issue 31 item 8: every delete of the source is preceded by another tool's edit: the rename
     gives up when its retry budget ends, says so, and leaves every acknowledged edit at f.md."""
+
     def two_retries(self: writes.Backoff) -> bool:  # the budget, made a count: no clock, no sleep
         self.attempt += 1
         return self.attempt <= 2
