@@ -7,7 +7,10 @@ its key under the other file-name encoding, leaving the old key's versions. So t
 - both encodings of every path (when the agent's names were converted);
 - each version's authenticated attribution record: a copy a rename made records the command
   `rename` and the path it came from; that path's versions up to the rename (up to the delete
-  marker the rename left, which is kept: the old path stays deleted) are the same file's history.
+  marker the rename left, which is kept: the old path stays deleted) are the same file's history;
+- the other way (`copies`): a copy a rename made *from* one of those paths, holding one of their
+  texts, or a noncurrent copy whose text its source no longer holds (a rename undone because its
+  source changed, maybe redacted, between the rename's read and its delete).
 
 A version whose record cannot be read (its key is unavailable, it fails authentication) may be a
 copy of content stored elsewhere: it is listed in `unknown`, and the command must not report that
@@ -27,6 +30,7 @@ from s3memory.storage.vault import Vault
 
 from .audit import both_encodings, migrated_at, newest_first
 from .common import Problem
+from .copies import copies_of, rename_copies
 
 
 @dataclass
@@ -38,6 +42,7 @@ class RedactPlan:
     versions: list[tuple[MemoryPath, Version]] = field(default_factory=list)
     followed: list[MemoryPath] = field(default_factory=list)
     unknown: list[Problem] = field(default_factory=list)
+    copied: list[MemoryPath] = field(default_factory=list)  # paths holding a rename's copy of it
 
 
 def plan_all_versions(store: AdminStore, vault: Vault, path: MemoryPath) -> RedactPlan:
@@ -47,6 +52,7 @@ def plan_all_versions(store: AdminStore, vault: Vault, path: MemoryPath) -> Reda
     migrated = migrated_at(vault) is not None
     queue: list[tuple[MemoryPath, Version | None]] = [(path, None)]  # a path, and the copy made from it
     seen: set[Version] = set()
+    reported: set[Version] = set()
     while queue:
         at, copy = queue.pop(0)
         chosen = _up_to(_versions(store, vault, at, migrated), copy)
@@ -65,6 +71,7 @@ def plan_all_versions(store: AdminStore, vault: Vault, path: MemoryPath) -> Reda
             except (StorageError, KeyUnavailable, IntegrityError, CommandError) as err:
                 why = f"version {version.version_id}: {for_report(err)}; it may be a copy of content stored elsewhere"
                 plan.unknown.append(Problem(vault.agent_id, at.display, why))
+                reported.add(version)
                 continue
             if record is not None and record.command == "rename" and record.source:
                 try:
@@ -74,6 +81,12 @@ def plan_all_versions(store: AdminStore, vault: Vault, path: MemoryPath) -> Reda
                                                 "its rename names a source that is not a path"))  # fmt: skip
                     continue
                 queue.append((source, version))
+    copies = rename_copies(store, vault)
+    for at, version in copies_of(store, vault, plan.versions, copies):
+        plan.versions.append((at, version))
+        if at not in plan.copied:
+            plan.copied.append(at)
+    plan.unknown += [problem for version, problem in copies.unreadable.items() if version not in reported]
     return plan
 
 

@@ -8,6 +8,10 @@ covered is still found; for an agent whose file names were migrated, the version
 encodings are compared (the first copy under the new names of a version under the old ones is the
 migration itself, any other repeat a replay). The agent's intent records are compared too: an old
 record put back would otherwise be completed as if it were interrupted now.
+
+It also reports a rename's copy that no version of its source explains any more (`copies.orphans`):
+a text an operator redacted at the source can survive there, as a noncurrent version a rename
+wrote and deleted again; `redact --all-versions` of the source erases it.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from s3memory.storage.vault import Vault
 
 from .audit import both_encodings, migrated_at, newest_first
 from .common import Problem
+from .copies import orphans
 from .history import merged_versions
 
 _Versions = list[tuple[Version, bool]]  # newest first, each with whether it is under the old names
@@ -44,7 +49,8 @@ def _files(store: AdminStore, vault: Vault) -> dict[str, _Versions]:
 
 
 def replays(store: AdminStore, vault: Vault, pool: Pool) -> list[Problem]:
-    """Every version (of a file or an intent record) that repeats an older version's sealed bytes."""
+    """Every version (of a file or an intent record) that repeats an older version's sealed bytes,
+    and every rename copy left of a text its source no longer holds."""
     files = _files(store, vault)
     items = [(shown, v) for shown, found in files.items() if len(found) > 1 for v, _ in found]
 
@@ -62,7 +68,7 @@ def replays(store: AdminStore, vault: Vault, pool: Pool) -> list[Problem]:
             problems.append(Problem(vault.agent_id, item[0], f"version {item[1].version_id}: {for_report(err)}"))
     for shown, found in files.items():
         problems += [Problem(vault.agent_id, shown, why) for why in _repeats(found, prints)]
-    return sorted(problems)
+    return sorted(problems + orphans(store, vault))
 
 
 def _repeats(found: _Versions, prints: dict[Version, tuple[bytes, bytes]]) -> list[str]:

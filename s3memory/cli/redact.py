@@ -11,7 +11,6 @@ from .progress import count
 
 if TYPE_CHECKING:
     from s3memory.admin.redact import RedactPlan
-    from s3memory.core.paths import MemoryPath
     from s3memory.storage.admin_store import Version
 
 _NEEDS_KEYS = (
@@ -33,7 +32,7 @@ def run_redact(args: argparse.Namespace) -> int:
         found = held(ctx.store, [v for _, v in chosen], ctx.pool)  # Object Lock: refuse before deleting any
         if found:
             raise Failed(redact_refusal(ctx.store.bucket, found, len(chosen)))
-        what = f"{count(len(chosen), 'version')} of {plan.path.display}{_also(plan.followed)}"
+        what = f"{count(len(chosen), 'version')} of {plan.path.display}{_also(plan)}"
         if args.dry_run:
             for at, v in chosen:
                 say(f"would delete {at.display} (version {v.version_id})")
@@ -53,7 +52,7 @@ def run_redact(args: argparse.Namespace) -> int:
         shown = where.get(v, plan.path).display
         say(f"failed: {args.agent}:{shown}: version {v.version_id} not deleted ({code})")
     print_problems(plan.unknown)
-    done = f"{count(len(chosen) - len(failed), 'version')} of {plan.path.display}{_also(plan.followed)}"
+    done = f"{count(len(chosen) - len(failed), 'version')} of {plan.path.display}{_also(plan)}"
     print_summary(f"redacted {done}{_remains(plan)}")
     _redacted(args, plan, [v for _, v in chosen if v not in failed], failed)
     return EXIT_FAILED if failed or plan.unknown else EXIT_OK
@@ -84,10 +83,13 @@ def _all_versions(ctx: Context, args: argparse.Namespace) -> RedactPlan:
     return plan
 
 
-def _also(followed: list[MemoryPath]) -> str:
-    if not followed:
-        return ""
-    return f" and of the paths it was renamed from ({', '.join(p.display for p in followed)})"
+def _also(plan: RedactPlan) -> str:
+    also = ""
+    if plan.followed:
+        also += f" and of the paths it was renamed from ({', '.join(p.display for p in plan.followed)})"
+    if plan.copied:
+        also += f" and of the copies renames made of it ({', '.join(p.display for p in plan.copied)})"
+    return also
 
 
 def _remains(plan: RedactPlan) -> str:
@@ -101,6 +103,7 @@ def _redacted(args: argparse.Namespace, plan: RedactPlan, deleted: list[Version]
         emit_json({"agent": args.agent, "path": plan.path.display, "dry_run": args.dry_run,
                    "deleted": [v.version_id for v in deleted],
                    "followed": [p.display for p in plan.followed],
+                   "copied": [p.display for p in plan.copied],
                    "failed": [{"version": v.version_id, "code": code}
                               for v, code in sorted(failed.items(), key=lambda item: item[0].version_id)],
                    "unknown": [{"path": p.path, "reason": p.reason} for p in plan.unknown]})  # fmt: skip

@@ -15,7 +15,7 @@ from concurrent.futures import Executor, wait
 from contextlib import contextmanager
 from typing import Any, ParamSpec, TypeVar
 
-from s3memory.core import edit, render
+from s3memory.core import edit, operational, render
 from s3memory.core import messages as fmt
 from s3memory.core.edit import require_str
 from s3memory.core.guard import Guard
@@ -42,7 +42,7 @@ from . import explain, observe, writes
 from .dir_changes import DirectoryChanges
 from .held import HeldFiles
 from .looking import Looker
-from .moves import move_file
+from .moves import SourceChanged, move_file
 from .placement import Placement
 from .policy import WritePolicy
 from .recent import Recent
@@ -115,7 +115,7 @@ class Memory:
         self.changes.claims.unreleased = self.recovery.due  # a record left behind: the next command releases it
         self.recent = Recent(limits.held_files)  # files just read or written: an edit of one skips its GET
         self.looker = Looker(vault, self.lister, self.placement, self.recovery, self.recent)
-        self.held = HeldFiles(vault, executor, self.placement, self.recovery, self.recent, self.policy.guard)
+        self.held = HeldFiles(vault, self.placement, self.recovery, self.recent)
 
     # -- plumbing --
     @contextmanager
@@ -258,9 +258,17 @@ class Memory:
         new = self._parse(raw_new)
         if old.is_root:
             raise CommandError(fmt.cannot_rename_root())
+        backoff = writes.Backoff()
+        while True:  # a file's source changed after it was read: its copy was undone, read it again
+            try:
+                return self._rename(raw_old, old, new)
+            except SourceChanged:
+                log.info("s3memory: the source of a rename changed; reading it again")
+                if not backoff():
+                    raise CommandError(operational.busy(old.display)) from None
+
+    def _rename(self, raw_old: object, old: MemoryPath, new: MemoryPath) -> str:
         with self._failures(old.display):
-            if self.held.rename(raw_old, old, new):
-                return fmt.renamed(old.display, new.display)
             reading, listing_soon, new_file, placed = self.recovery.ensure_while(
                 lambda: self.placement.probe_rename(raw_old, old, new), old, new, subtree=True
             )

@@ -6,15 +6,23 @@ may take): a failure between the PUT and the DELETE is undone when it can be (th
 is deleted in the version we wrote), and otherwise reported with both copies kept, so no
 content is ever lost.
 
-The new copy carries a write id (see `outcomes`): a PUT whose answer was lost, then refused
-by its own object (412 after a retry) or failed for good, is recognised by one HEAD and the
-rename is finished, never answered "already exists" while both copies are stored.
+The rule (docs/contract.md, SECURITY.md): a rename either moves the source's current content,
+with every edit acknowledged before it, or changes nothing (`SourceChanged`: the caller reads
+the source again) or answers that it did not confirm the change; never success with the source
+left behind, never both copies gone. So the source is deleted only in the version that was
+copied (If-Match); refused, the copy is deleted again in the version we wrote.
+
+Both writes carry the ambiguity handling of `outcomes`: the new copy carries a write id, so a
+PUT whose answer was lost is recognised by one HEAD; a DELETE of the source whose answer was
+lost (botocore's retry then meets 404, or 412 if the path was written again since) is settled
+by one HEAD of the source: gone → the rename is done; still the copied version → nothing was
+deleted; another object there → the copy is kept and the answer says the change may have been
+applied (our delete may have landed before that object was written).
 """
 
 from __future__ import annotations
 
 import logging
-from concurrent.futures import Executor
 
 from s3memory.core import messages as fmt
 from s3memory.core import operational
@@ -31,55 +39,29 @@ from s3memory.storage.attribution import attributed, new_write_id
 from s3memory.storage.vault import Vault
 
 from . import outcomes
-from .creates import put_placed
 from .outcomes import ReadBack, Verdict
-from .placement import Placement
 
 log = logging.getLogger("s3memory")
 
+_REFUSED = (PreconditionFailed, ConditionalConflict, NotFound)
+
+
+class SourceChanged(Exception):
+    """The source was changed or deleted by another writer after it was read; the copy was
+    deleted again, so nothing was changed: read the source again and start over."""
+
 
 def move_file(vault: Vault, old: MemoryPath, new: MemoryPath, text: str, etag: str) -> str:
-    """Move the file at `old` (read as `text` with `etag`) to `new`, which must not exist; the new copy's ETag."""
+    """Move the file at `old` (read as `text` with `etag`) to `new`, which must not exist; the new
+    copy's ETag. `SourceChanged` if `old` is no longer that version (nothing was changed)."""
     new_etag = _copy(vault, old, new, text)
     try:
-        _delete_moved(vault, old, etag)
-    except NotFound:
-        # Another writer deleted or renamed the source since it was read: this rename did not
-        # happen (of two racing renames, one moves the file), so the copy goes again.
-        undo = _undo_copy(vault, new, new_etag)
-        if undo.verdict is not Verdict.LANDED:
-            raise outcomes.unknown(StorageUnavailable("NoSuchKey", "DeleteObject"), [old, new]) from None
-        raise CommandError(fmt.does_not_exist(old.display)) from None
-    except StorageError as err:
-        _settle_failed_move(vault, old, new, etag, new_etag, err)
-    return new_etag
-
-
-def move_held(
-    vault: Vault, placement: Placement, executor: Executor, old: MemoryPath, new: MemoryPath, text: str, etag: str
-) -> str | None:
-    """Move a file this tool holds (`text` in the version `etag`, see `recent`) in two round trips:
-    the copy's PUT goes with the destination's checks (as a create's, see `creates`), then the
-    source is deleted in the held version. Returns the copy's ETag; None when a check refused, the
-    copy was refused, or the source is no longer that version: nothing was changed (a copy stored
-    is deleted again), and the caller renames as if nothing were held, which words any refusal.
-    A check that S3 fails raises, after the copy is deleted again."""
-    try:  # a check that S3 fails raises (nothing was changed: the copy is deleted again)
-        copying = put_placed(vault, placement, executor, new, fmt.destination_exists(new.display), _copy, vault, old,
-                             new, text)  # fmt: skip
-    except CommandError:
-        return None  # refused: the caller's path words it
-    try:
-        new_etag = copying.result()
-    except (CommandError, ConditionalConflict):
-        return None  # a file there, or a create of it under way: the caller's path answers
-    try:
-        _delete_source(vault, old, etag)
-    except (PreconditionFailed, ConditionalConflict, NotFound):
-        undo = _undo_copy(vault, new, new_etag)  # changed or gone since: the held text is not the source
-        if undo.verdict is not Verdict.LANDED:
-            raise outcomes.unknown(StorageUnavailable("PreconditionFailed", "DeleteObject"), [old, new]) from None
-        return None
+        vault.store.delete(vault.key(old), if_match=etag, missing_ok=False)
+    except _REFUSED as err:
+        if outcomes.ambiguous(err):
+            _settle_failed_move(vault, old, new, etag, new_etag, err)
+        else:  # refused at its first attempt: the source is another version, or gone
+            _undo_changed(vault, old, new, new_etag, err)
     except StorageError as err:
         _settle_failed_move(vault, old, new, etag, new_etag, err)
     return new_etag
@@ -105,41 +87,37 @@ def _copy(vault: Vault, old: MemoryPath, new: MemoryPath, text: str) -> str:
         return outcomes.settle_put(vault, new, write_id, None, err, [old, new])
 
 
-def _delete_source(vault: Vault, old: MemoryPath, etag: str) -> None:
-    """DELETE the source If-Match `etag`; `NotFound` when it was already gone, unless botocore
-    retried the request: then our own first attempt may have deleted it (its answer lost), and the
-    delete counts as done (the copy is kept: no content can be lost)."""
-    try:
-        vault.store.delete(vault.key(old), if_match=etag, missing_ok=False)
-    except NotFound as err:
-        if err.retries == 0:
-            raise
-
-
-def _delete_moved(vault: Vault, old: MemoryPath, etag: str) -> None:
-    """Delete the moved source only in the version that was copied; a newer edit is kept."""
-    try:
-        _delete_source(vault, old, etag)
-    except PreconditionFailed:
-        log.warning("s3memory: source changed during rename; both copies kept")
+def _undo_changed(vault: Vault, old: MemoryPath, new: MemoryPath, new_etag: str, err: StorageError) -> None:
+    """The source changed since it was read: delete the copy in our version, then `SourceChanged`;
+    a copy that cannot be deleted is kept, and the answer says the change may have been applied."""
+    undo = _undo_copy(vault, new, new_etag)
+    if undo.verdict is Verdict.LANDED:
+        raise SourceChanged()
+    log.warning("s3memory: the source of a rename changed and its copy could not be deleted (%s)", err.code)
+    raise outcomes.unknown(err, [old, new])
 
 
 def _settle_failed_move(
     vault: Vault, old: MemoryPath, new: MemoryPath, old_etag: str, new_etag: str, err: StorageError
 ) -> None:
-    """The old copy could not be deleted: undo the new copy so that nothing changed; return if the
-    delete landed after all (only its answer was lost); otherwise say that both copies exist."""
+    """The old copy's delete failed with `err`, maybe after it landed: return if it did (gone);
+    undo the new copy if it certainly did not, so that nothing changed; otherwise keep both."""
     source = outcomes.delete_outcome(vault, vault.key(old), old_etag)
     if source.verdict is Verdict.LANDED:
         return
     if source.verdict is Verdict.NOT_LANDED:
         undo = _undo_copy(vault, new, new_etag)
         if undo.verdict is Verdict.LANDED:
+            if isinstance(err, _REFUSED):
+                raise SourceChanged()  # a conflicting write was in flight: read it again
             raise err  # both copies as before the rename: nothing was changed
         if undo.verdict is Verdict.UNKNOWN:
             raise outcomes.unknown(err, [old, new]) from None
-    elif source.verdict is Verdict.UNKNOWN and outcomes.ambiguous(err):
-        raise outcomes.unknown(err, [old, new]) from None  # the delete may have landed
+    elif outcomes.ambiguous(err):
+        # Another object at the source (our delete may have landed before it was written), or the
+        # read-back failed: the copy may be the only one of the moved text; it is kept.
+        failed = err if source.verdict is Verdict.OTHER else StorageUnavailable(source.code or err.code, "HeadObject")
+        raise outcomes.unknown(failed, [old, new]) from None
     log.warning("s3memory: rename could be neither finished nor undone (%s); both copies kept", err.code)
     raise CommandError(operational.rename_left_copy(err.code, old.display, new.display))
 

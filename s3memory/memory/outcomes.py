@@ -31,6 +31,7 @@ from s3memory.errors import (
     ConditionalConflict,
     IntegrityError,
     KeyUnavailable,
+    NotFound,
     OutcomeUnknown,
     PreconditionFailed,
     StorageError,
@@ -59,7 +60,9 @@ def ambiguous(err: StorageError) -> bool:
     """Whether a write that raised `err` may have been applied by S3 all the same."""
     if isinstance(err, StorageUnavailable):
         return True
-    return isinstance(err, (PreconditionFailed, ConditionalConflict)) and err.retries > 0
+    # A refusal after a retry may be the answer to the retry of a request that landed: a
+    # conditional write met its own object (412, 409), a delete found its object gone (404).
+    return isinstance(err, (PreconditionFailed, ConditionalConflict, NotFound)) and err.retries > 0
 
 
 def put_outcome(vault: Vault, path: MemoryPath, write_id: str, before: str | None) -> ReadBack:

@@ -2,8 +2,7 @@
 
 A delete of a file the tool holds (named like a file) is one DELETE If-Match that version: no
 HEAD first. Refused (changed or deleted since), the path is probed as if nothing were held. A
-rename of one copies the held text and deletes the source If-Match that version
-(`moves.move_held`).
+rename of one reads the source as any rename does: a held text is never copied unread (`held`).
 
 An edit of a file the tool holds here skips its GET: the change is applied to the remembered
 text and written with If-Match on the remembered ETag, so S3 itself confirms that the file is

@@ -222,11 +222,23 @@ def delete(vault: Vault, path: MemoryPath, etag: str) -> None:
 
 def delete_held(vault: Vault, path: MemoryPath, etag: str) -> bool:
     """Delete the file at `path` only in the version `etag` this tool holds (`recent`): True if it
-    was deleted; False if that version is no longer there (then nothing was changed)."""
+    was deleted; False if that version is no longer there (then nothing was changed).
+
+    A refusal after botocore retried (404: gone; 412: another version) may follow our own first
+    attempt, which landed with its answer lost: one HEAD settles it as for any delete (gone →
+    deleted; another object there → `OutcomeUnknown`), never "does not exist" on a guess."""
     try:
         vault.delete(path, if_match=etag, missing_ok=False)
-    except (PreconditionFailed, ConditionalConflict, NotFound):
-        return False
+    except (PreconditionFailed, ConditionalConflict, NotFound) as err:
+        if not outcomes.ambiguous(err):
+            return False  # refused on the first attempt: not that version, nothing was changed
+        seen = outcomes.delete_outcome(vault, vault.key(path), etag)
+        if seen.verdict is Verdict.LANDED:
+            return True
+        if seen.verdict is Verdict.NOT_LANDED:
+            return False  # still the held version (a 409 retried): nothing was changed
+        failed = err if seen.verdict is Verdict.OTHER else StorageUnavailable(seen.code, "HeadObject")
+        raise outcomes.unknown(failed, [path]) from None
     except StorageError as err:
         outcomes.settle_delete(vault, path, etag, err)
     return True

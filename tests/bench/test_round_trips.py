@@ -31,7 +31,7 @@ EXPECTED = {
     "insert": 1,  # PUT
     "str_replace, a file this tool has not read": 2,  # GET; PUT
     "str_replace, changed by another process since": 3,  # PUT (412); GET; PUT
-    "rename a file": 2,  # held: PUT copy ‖ LIST parent ‖ LIST path; DELETE If-Match the held version
+    "rename a file": 3,  # held or not (issue 31): GET ‖ LIST parent ‖ LIST path; PUT; DELETE
     "rename a file this tool has not read": 3,  # GET ‖ LIST parent ‖ LIST path; PUT; DELETE
     "delete a file": 1,  # DELETE If-Match the version this tool holds
     "delete a file this tool has not read": 2,  # HEAD; DELETE

@@ -35,7 +35,8 @@ EXPECTED_S3 = {
     "insert": 1,
     "str_replace of a file this tool has not read": 2,  # GET; PUT
     "insert into a file this tool has not read": 2,
-    "rename a file": 4,  # held: PUT copy ‖ LIST parent ‖ LIST path; DELETE If-Match the held version
+    # Held or not (issue 31: a held text is never copied unread, it may have been redacted since)
+    "rename a file": 5,  # GET ‖ LIST parent ‖ LIST path; PUT; DELETE If-Match the version read
     "rename a file this tool has not read": 5,  # GET ‖ LIST parent ‖ LIST path; PUT; DELETE
     "delete a file": 1,  # a file this tool holds: DELETE If-Match its version
     "delete a file this tool has not read": 2,  # HEAD; DELETE

@@ -166,7 +166,9 @@ def test_a_held_file_named_like_a_directory_is_probed(make_tool: Callable[..., A
     assert counter.by_op() == {"s3:HeadObject": 1, "s3:ListObjectsV2": 1, "s3:DeleteObject": 1}
 
 
-def test_a_held_file_is_renamed_in_two_round_trips(make_tool: Callable[..., Any], counter: CallCounter) -> None:
+def test_a_held_file_is_renamed_from_its_current_version(make_tool: Callable[..., Any], counter: CallCounter) -> None:
+    """Issue 31 item 7: the held text is never copied on trust (an operator may have redacted it
+    since); the source is read with the destination's checks, then copied, then deleted."""
     tool = make_tool()
     ok(tool, command="create", path="/memories/d/a.md", file_text="a\n")
     ok(tool, command="create", path="/memories/d/b.md", file_text="b\n")
@@ -174,8 +176,8 @@ def test_a_held_file_is_renamed_in_two_round_trips(make_tool: Callable[..., Any]
     assert ok(tool, command="rename", old_path="/memories/d/a.md", new_path="/memories/d/c.md") == (
         "Successfully renamed /memories/d/a.md to /memories/d/c.md"
     )
-    # The copy's PUT with the destination's checks (parent and path listed), then the held source's DELETE.
-    assert counter.by_op() == {"s3:PutObject": 1, "s3:ListObjectsV2": 2, "s3:DeleteObject": 1}
+    # GET the source with the destination's checks (parent and path listed); PUT the copy; DELETE If-Match.
+    assert counter.by_op() == {"s3:GetObject": 1, "s3:PutObject": 1, "s3:ListObjectsV2": 2, "s3:DeleteObject": 1}
     assert ok(make_tool(), command="view", path="/memories/d/c.md").endswith("     1\ta")
 
 
@@ -192,8 +194,8 @@ REFUSED_RENAMES = [
 def test_a_held_rename_refused_answers_and_leaves_the_bucket_as_one_not_held(
     make_tool: Callable[..., Any], s3: Any, old: str, new: str
 ) -> None:
-    """The held copy goes out before the checks answer; refused, it is deleted again and the rename
-    is made the ordinary way, which words the refusal: the same answer, the same bucket."""
+    """A held source is renamed the ordinary way: the same answer, the same bucket as a tool that
+    does not hold it."""
     answers, states = [], []
     for holds in (True, False):
         agent = f"agent-{int(holds)}"

@@ -208,10 +208,13 @@ def test_the_deadline_ends_the_retries_and_the_answer_is_exact(
     assert stored_text(a) == "alpha\nbeta\ngamma\n" + "".join(f"b{i}\n" for i in range(hook.seen, 0, -1))
 
 
-def test_rename_keeps_an_edit_made_during_the_move(
+def test_rename_moves_an_edit_made_during_the_move(
     pair: tuple[Any, Any], make_tool: Callable[..., Any], s3: Any
 ) -> None:
-    """The source is deleted only in the version that was copied; a newer edit survives at the old path."""
+    """Issue 31 item 8: another tool's edit is acknowledged between the rename's read and its
+    delete of the source. The delete (If-Match the copied version) is refused, the copy is deleted
+    again and the source read anew: the edit moves with the file and nothing stays at the old path.
+    (Before: `Successfully renamed` with the edit left at f.md and the older text at g.md.)"""
     _, b = pair
     a = make_tool()  # a tool that does not hold f.md (memory.recent): it reads the source during the move
     ok(a, command="view", path="/memories")
@@ -222,9 +225,61 @@ def test_rename_keeps_an_edit_made_during_the_move(
         "Successfully renamed /memories/f.md to /memories/g.md"
     )
     hook.remove()
-    assert hook.seen == 1
-    assert stored_text(a, "/memories/g.md") == "alpha\nbeta\ngamma\n"
-    assert stored_text(a, F) == "alpha\nBETA\ngamma\n"
+    assert hook.seen == 3  # the source's delete (refused), the copy's undo, the source's delete
+    assert stored_text(a, "/memories/g.md") == "alpha\nBETA\ngamma\n"
+    assert err(a, command="view", path=F) == "The path /memories/f.md does not exist. Please provide a valid path."
+
+
+def test_rename_of_a_file_deleted_during_the_move_does_not_exist(
+    pair: tuple[Any, Any], make_tool: Callable[..., Any], s3: Any
+) -> None:
+    """Issue 31 item 8: another tool deletes the source between the rename's read and its delete:
+    the copy is deleted again and the rename answers as if it came after that delete."""
+    _, b = pair
+    a = make_tool()
+    ok(a, command="view", path="/memories")
+    hook = BeforePut(s3, lambda: ok(b, command="delete", path=F), event="DeleteObject")
+    assert err(a, command="rename", old_path=F, new_path="/memories/g.md") == (
+        "Error: The path /memories/f.md does not exist"
+    )
+    hook.remove()
+    assert hook.seen == 2  # the source's delete (404), the copy's undo
+    assert err(a, command="view", path="/memories/g.md") == (
+        "The path /memories/g.md does not exist. Please provide a valid path."
+    )
+    assert err(a, command="view", path=F) == "The path /memories/f.md does not exist. Please provide a valid path."
+
+
+def test_rename_that_keeps_losing_to_edits_is_busy_and_changes_nothing(
+    pair: tuple[Any, Any], make_tool: Callable[..., Any], s3: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 31 item 8: every delete of the source is preceded by another tool's edit: the rename
+    gives up when its retry budget ends, says so, and leaves every acknowledged edit at f.md."""
+
+    def two_retries(self: writes.Backoff) -> bool:  # the budget, made a count: no clock, no sleep
+        self.attempt += 1
+        return self.attempt <= 2
+
+    monkeypatch.setattr(writes.Backoff, "__call__", two_retries)
+    _, b = pair
+    a = make_tool()
+    ok(a, command="view", path="/memories")
+    edits: list[str] = []
+
+    def edit() -> None:
+        edits.append(ok(b, command="insert", path=F, insert_line=0, insert_text=f"edit {len(edits)}"))
+
+    hook = BeforePut(s3, edit, times=1000, event="DeleteObject")
+    assert err(a, command="rename", old_path=F, new_path="/memories/g.md") == (
+        "Error: The file /memories/f.md kept changing while it was being edited by another writer; "
+        "nothing was changed. Try again."
+    )
+    hook.remove()
+    assert len(edits) == 6  # three tries: an edit before each delete of the source and of the copy
+    assert stored_text(a, F) == "".join(f"edit {n}\n" for n in range(5, -1, -1)) + "alpha\nbeta\ngamma\n"
+    assert err(a, command="view", path="/memories/g.md") == (
+        "The path /memories/g.md does not exist. Please provide a valid path."
+    )
 
 
 def test_a_held_rename_moves_an_edit_made_before_its_delete(pair: tuple[Any, Any], s3: Any) -> None:

@@ -507,3 +507,75 @@ def test_a_new_tools_first_read_is_made_again_after_the_interrupted_change_it_co
     # the read made again once the rename was completed.
     assert sorted(calls[:2]) == ["s3:GetObject", "s3:ListObjectsV2"]
     _wipe(s3, agent)
+
+
+HELD_OLD, HELD_NEW, HELD_TEXT = "/memories/notes/h.md", "/memories/notes/i.md", "held\ntext\n"
+
+
+def _holder(new_tool: Callable[..., S3MemoryTool], agent: str) -> S3MemoryTool:
+    """A tool that wrote HELD_OLD (so it holds it: memory.recent) beside another file."""
+    actor = new_tool(agent)
+    ok(actor, command="create", path="/memories/notes/other.md", file_text="x")
+    ok(actor, command="create", path=HELD_OLD, file_text=HELD_TEXT)
+    return actor
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ({"command": "delete", "path": HELD_OLD}, ["s3:DeleteObject"]),
+        (
+            {"command": "rename", "old_path": HELD_OLD, "new_path": HELD_NEW},
+            ["s3:GetObject", "s3:ListObjectsV2", "s3:ListObjectsV2", "s3:PutObject", "s3:DeleteObject"],
+        ),
+    ],
+    ids=["delete", "rename"],
+)
+@pytest.mark.parametrize("landed", [False, True], ids=["before-request", "after-request"])
+def test_crash_at_every_call_of_a_held_delete_or_rename(s3, killer, new_tool, command, expected, landed):
+    """Issue 31: the process dies at each request of a held file's delete or rename in turn, before
+    it is sent or once it landed (its answer never seen); the next tool finds the file whole at its
+    old path or its new one (a rename that died between its PUT and its DELETE: at both, each
+    complete, as documented), never nowhere, never half written."""
+    after: list[int] = [0, 0]  # [k, calls answered]: with `landed`, the process dies once call k landed
+
+    def die_after(**_: Any) -> None:
+        if after[0]:
+            after[1] += 1
+            if after[1] == after[0]:
+                killer.arm(1)  # dead: nothing more goes out
+                raise Crash(f"died after call {after[0]}")
+
+    s3.meta.events.register("after-call.s3.*", die_after)
+    actor = _holder(new_tool, "held-count")
+    with _counted(killer) as calls:
+        ok(actor, **command)
+    assert sorted(calls[:3]) == sorted(expected[:3]), calls  # the first wave, in any order
+    assert calls[3:] == expected[3:], calls
+    _wipe(s3, "held-count")
+    for k in range(1, len(calls) + 1):
+        agent = f"held-{command['command']}-{k}"
+        actor = _holder(new_tool, agent)
+        if landed:
+            after[:] = [k, 0]
+        else:
+            killer.arm(k)
+        with pytest.raises(Crash):
+            actor.call(command)
+        killer.arm(None)
+        after[:] = [0, 0]
+        ok(new_tool(agent), command="view", path="/memories")
+        vault = _vault(s3, agent)
+        old, new = _read(vault, HELD_OLD), _read(vault, HELD_NEW)
+        done = calls[: k if landed else k - 1]  # the requests that reached storage
+        if "s3:DeleteObject" in done:  # the source's delete landed: the change is complete
+            assert (old, new) == (None, HELD_TEXT if command["command"] == "rename" else None), f"k={k}"
+        elif "s3:PutObject" in done:  # the copy landed, the source's delete did not
+            assert (old, new) == (HELD_TEXT, HELD_TEXT), f"k={k}"
+        else:
+            assert (old, new) == (HELD_TEXT, None), f"k={k}"
+        assert _read(vault, "/memories/notes/other.md") == "x"
+        assert _keys(s3, agent) == {"notes/other.md"} | ({"notes/h.md"} if old else set()) | (
+            {"notes/i.md"} if new else set()
+        )
+        _wipe(s3, agent)

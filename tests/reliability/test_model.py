@@ -3,10 +3,16 @@
 The model is written from the contract (docs/contract.md) alone, with none of s3memory's code: the
 memory is a dict {path segments: text}; a directory exists while some file lies below it. Every
 command's answer, success string or error text, must be identical in both.
+
+A second tool on the same agent (issue 31) makes the first one's held versions stale, and races
+it: just before the first tool's first write of a command (its PUT or DELETE, a client hook, no
+timing), the second edits, deletes, renames or deletes and recreates (identically) the file the
+first one holds. The answers must be those of the two commands in that order.
 """
 
 from __future__ import annotations
 
+import copy
 import itertools
 import threading
 from dataclasses import dataclass, field
@@ -253,7 +259,7 @@ inserts = st.sampled_from(["", "new", "two\nlines", "ends\n"])
 insert_lines = st.sampled_from([-1, 0, 1, 2, 3, 11])
 ranges = st.sampled_from([None, [1, -1], [1, 1], [2, 3], [0, 1], [3, 2], [1, 100], [2, -1], [11, 11]])
 
-STATS = {"steps": 0, "examples": 0, "errors": 0}
+STATS = {"steps": 0, "examples": 0, "errors": 0, "races": 0}
 _BUCKETS = itertools.count()
 
 
@@ -268,6 +274,7 @@ class MemoryMachine(RuleBasedStateMachine):
         self.tool = S3MemoryTool(
             bucket=bucket, agent_id="model", keys=LocalKeys(LOCAL_KEY), s3_client=self.s3, max_workers=2
         )
+        self.bucket = bucket
         # Another tool of the agent on a client of its own, whose creates race the first tool's.
         self.other = S3MemoryTool(
             bucket=bucket, agent_id="model", keys=LocalKeys(LOCAL_KEY), s3_client=self.other_s3, max_workers=2
@@ -279,10 +286,11 @@ class MemoryMachine(RuleBasedStateMachine):
         self.tool.close()
         self.other.close()
 
-    def check(self, expect: Any, **command: Any) -> None:
+    def check(self, expect: Any, tool: S3MemoryTool | None = None, **command: Any) -> None:
         STATS["steps"] += 1
-        expected = _expected(expect)
-        assert _answer(self.tool, command) == expected, f"{command}\nmodel files: {self.model.files}"
+        expected = answer_of(expect)
+        actual = call(tool or self.tool, command)
+        assert actual == expected, f"{command}\nmodel files: {self.model.files}"
 
     def pick(self, data: st.DataObject) -> str:
         """Mostly a file or directory that exists now (as the model would address it), else any path."""
@@ -328,23 +336,23 @@ class MemoryMachine(RuleBasedStateMachine):
         def race(**_: Any) -> None:
             with lock:  # every request of this create waits here until the other create answered
                 if not raced:
-                    raced.append(_answer(self.other, {"command": "create", "path": other, "file_text": "other"}))
+                    raced.append(call(self.other, {"command": "create", "path": other, "file_text": "other"}))
 
         self.s3.meta.events.register("before-call.s3.*", race, unique_id="race")
         try:
-            mine = _answer(self.tool, {"command": "create", "path": path, "file_text": text})
+            mine = call(self.tool, {"command": "create", "path": path, "file_text": text})
         finally:
             self.s3.meta.events.unregister("before-call.s3.*", unique_id="race")
         if raced:
             expected = (
-                _expected(lambda: self.model.create(other, "other")),
-                _expected(lambda: self.model.create(path, text)),
+                answer_of(lambda: self.model.create(other, "other")),
+                answer_of(lambda: self.model.create(path, text)),
             )
             assert (raced[0], mine) == expected, f"{other} then {path}\nmodel files: {self.model.files}"
         else:
-            expected_mine = _expected(lambda: self.model.create(path, text))
-            theirs = _answer(self.other, {"command": "create", "path": other, "file_text": "other"})
-            expected = (expected_mine, _expected(lambda: self.model.create(other, "other")))
+            expected_mine = answer_of(lambda: self.model.create(path, text))
+            theirs = call(self.other, {"command": "create", "path": other, "file_text": "other"})
+            expected = (expected_mine, answer_of(lambda: self.model.create(other, "other")))
             assert (mine, theirs) == expected, f"{path} then {other}\nmodel files: {self.model.files}"
 
     @precondition(lambda self: self.model.files)  # edits of missing paths still come from pick()
@@ -380,7 +388,11 @@ class MemoryMachine(RuleBasedStateMachine):
         self.check(lambda: self.model.rename(old, new), command="rename", old_path=old, new_path=new)
 
 
-def _expected(expect: Any) -> tuple[bool, str]:
+RENAME_TO = ["/memories/r1.txt", "/memories/d1/r2.txt", "/memories/a.txt"]  # never the second tool's target
+MOVED = "/memories/moved.txt"
+
+
+def answer_of(expect: Any) -> tuple[bool, str]:
     try:
         return True, expect()
     except Refused as refused:
@@ -388,11 +400,119 @@ def _expected(expect: Any) -> tuple[bool, str]:
         return False, refused.message
 
 
-def _answer(tool: S3MemoryTool, command: dict[str, Any]) -> tuple[bool, str]:
+def call(tool: S3MemoryTool, command: dict[str, Any]) -> tuple[bool, str]:
     try:
         return True, tool.call(command)
     except ToolError as exc:
         return False, str(exc.content)
+
+
+def apply(model: Model, command: dict[str, Any]) -> str:
+    name = command["command"]
+    if name == "insert":
+        return model.insert(command["path"], command["insert_line"], command["insert_text"])
+    if name == "str_replace":
+        return model.str_replace(command["path"], command["old_str"], command["new_str"])
+    if name == "delete":
+        return model.delete(command["path"])
+    if name == "create":
+        return model.create(command["path"], command["file_text"])
+    return model.rename(command["old_path"], command["new_path"])
+
+
+def other_command(model: Model, kind: str, path: str) -> tuple[list[dict[str, Any]], list[Any]]:
+    """The second tool's commands on `path` (a recreate: delete it, then create it again with the
+    same text), and for each the model's answer, to be called in order."""
+    if kind == "insert":
+        commands = [{"command": "insert", "path": path, "insert_line": 0, "insert_text": "theirs"}]
+    elif kind == "delete":
+        commands = [{"command": "delete", "path": path}]
+    elif kind == "rename":
+        commands = [{"command": "rename", "old_path": path, "new_path": MOVED}]
+    else:
+        try:
+            text = model.files.get(parse(path), "")
+        except Refused:  # an invalid path: both commands are refused
+            text = ""
+        commands = [{"command": "delete", "path": path}, {"command": "create", "path": path, "file_text": text}]
+    return commands, [lambda c=c: apply(model, c) for c in commands]
+
+
+class OnceBefore:
+    """Runs `action` once, just before the first `operation` request the hooked tool sends (the
+    action's own requests pass through)."""
+
+    def __init__(self, s3: Any, operation: str, action: Any) -> None:
+        self.s3, self.action, self.fired, self.busy = s3, action, False, False
+        self.event = f"before-call.s3.{operation}"
+        s3.meta.events.register_first(self.event, self)
+
+    def __call__(self, **_: Any) -> None:
+        if self.fired or self.busy:
+            return
+        self.fired = self.busy = True
+        try:
+            self.action()
+        finally:
+            self.busy = False
+
+    def remove(self) -> None:
+        self.s3.meta.events.unregister(self.event, self)
+
+
+class RacingMachine(MemoryMachine):
+    """The machine with a second tool on the same agent, which changes the files the first holds,
+    between its commands and inside them (issue 31)."""
+
+    @precondition(lambda self: self.model.files)
+    @rule(data=st.data())
+    def other_tool(self, data: st.DataObject) -> None:
+        """The second tool changes a file: the first one's held version of it is stale from now on."""
+        path = self.pick(data)
+        kind = data.draw(st.sampled_from(["insert", "delete", "recreate"]))
+        command, expect = other_command(self.model, kind, path)
+        for one, want in zip(command, expect, strict=True):
+            self.check(want, tool=self.other, **one)
+
+    @precondition(lambda self: self.model.files)
+    @rule(
+        data=st.data(),
+        kind=st.sampled_from(["insert", "str_replace", "delete", "rename"]),
+        other=st.sampled_from(["insert", "delete", "rename", "recreate"]),
+        at=st.sampled_from(["PutObject", "DeleteObject"]),
+    )
+    def race(self, data: st.DataObject, kind: str, other: str, at: str) -> None:
+        """The first tool holds a file (it views it) and changes it; the second changes the same file
+        just before the first one's first `at` request of that command."""
+        held = data.draw(st.sampled_from(sorted(show(p) for p in self.model.files)))
+        self.check(lambda: self.model.view(held, None), command="view", path=held)
+        ours = {
+            "insert": {"command": "insert", "path": held, "insert_line": 0, "insert_text": "ours"},
+            "str_replace": {"command": "str_replace", "path": held, "old_str": data.draw(olds), "new_str": "ours"},
+            "delete": {"command": "delete", "path": held},
+            "rename": {"command": "rename", "old_path": held, "new_path": data.draw(st.sampled_from(RENAME_TO))},
+        }[kind]
+        self.tool.memory.settle()  # no background request of an earlier command may meet the hook
+        self.other.memory.settle()
+        before = copy.deepcopy(self.model)
+        theirs, _ = other_command(self.model, other, held)
+        answers: list[tuple[bool, str]] = []
+        hook = OnceBefore(self.s3, at, lambda: answers.extend(call(self.other, c) for c in theirs))
+        try:
+            actual = call(self.tool, ours)
+        finally:
+            hook.remove()
+        if not hook.fired:  # the first tool sent no such request: the second acts after it
+            answers.extend(call(self.other, c) for c in theirs)
+        STATS["races"] += hook.fired
+        self.model = before
+        mine = lambda: apply(self.model, ours)  # noqa: E731
+        _, wants = other_command(self.model, other, held)
+        order = [*wants, mine] if hook.fired else [mine, *wants]
+        expected = [answer_of(want) for want in order]
+        got = [*answers, actual] if hook.fired else [actual, *answers]
+        STATS["steps"] += len(got)
+        assert got == expected, f"{ours} raced by {theirs} at {at} (fired: {hook.fired})\nmodel: {self.model.files}"
 
 
 def test_tool_matches_the_spec_model():
@@ -412,8 +532,29 @@ def test_tool_matches_the_spec_model():
     assert STATS["steps"] >= 40
     print(
         f"\n[model] {STATS['examples']} examples, {STATS['steps']} commands compared "
-        f"({STATS['errors']} expected errors)"
+        f"({STATS['errors']} expected errors, {STATS['races']} races)"
     )
+
+
+def test_two_tools_racing_on_held_files_match_the_spec_model():
+    """Deletes, renames, edits and identical recreates by a second tool, racing the first tool's
+    edits, deletes and renames of the files it holds: answers as if the second came first."""
+    races = STATS["races"]
+    with mock_aws():
+        RacingMachine.s3 = boto3.client("s3", region_name=REGION)
+        RacingMachine.other_s3 = boto3.client("s3", region_name=REGION)
+        run_state_machine_as_test(
+            RacingMachine,
+            settings=settings(
+                max_examples=20,
+                stateful_step_count=25,
+                deadline=None,
+                derandomize=True,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+            ),
+        )
+    assert STATS["races"] - races >= 8  # the second tool did act inside the first one's commands
+    print(f"\n[model] {STATS['races'] - races} races of two tools")
 
 
 def test_the_model_itself_on_the_documentation_example():

@@ -1,6 +1,8 @@
-"""Ambiguous outcomes on in-process moto: a request storage applied whose answer never arrived.
+"""Ambiguous outcomes: a request storage applied whose answer never arrived.
 
-`Outage` hooks a boto3 S3 client whose `before-send` handler is moto's (in-process `mock_aws`):
+`Outage` hooks a boto3 S3 client: on in-process moto (`mock_aws`) its `before-send` handler is
+moto's, which applies the request; against an endpoint (`S3MEMORY_TEST_ENDPOINT`) the hook sends
+the signed request itself, then drops its answer, so the same tests run on MiniStack:
 
 - `lose(operation, number)`: the `number`-th call of `operation` (counted from the hook) reaches
   storage on its first attempt, then its connection drops; with `then="fail"` every retry of that
@@ -17,8 +19,11 @@ from collections import Counter
 from typing import Any
 
 import pytest
+import urllib3
 from botocore.exceptions import ConnectionClosedError
 from botocore.retries.standard import ExponentialBackoff
+
+from tests.support.endpoint import ON_MOTO
 
 
 class Outage:
@@ -68,8 +73,20 @@ class Outage:
     def _after(self, request: Any, event_name: str, **_: Any) -> None:
         operation = event_name.rsplit(".", 1)[-1]
         if self._is_target(operation) and self._applied and not self.lost:
+            if not ON_MOTO:  # nothing has sent it yet: it reaches storage, its answer is dropped
+                _deliver(request)
             self.lost += 1
             raise ConnectionClosedError(endpoint_url=request.url)
+
+
+def _deliver(request: Any) -> None:
+    """Send botocore's signed request as it stands, and read (then drop) the answer."""
+    body = request.body
+    if hasattr(body, "read"):
+        position = body.tell()
+        body, _ = body.read(), body.seek(position)
+    with urllib3.PoolManager() as pool:
+        pool.request(request.method, request.url, body=body, headers=dict(request.headers.items()), retries=False)
 
 
 def fast_backoff(monkeypatch: pytest.MonkeyPatch) -> list[float]:
