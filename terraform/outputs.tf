@@ -182,6 +182,8 @@ output "retention_scheduler_policy_json" {
 output "retention_input_json" {
   description = "The input of the retention job's executions: a prune job over every agent (null while the job is off)."
   value       = local.retention_enabled ? jsonencode(local.retention_input) : null
+}
+
 output "compliance_profile" {
   description = "The memory bucket's Object Lock profile (mode and default retention), or null when compliance_profile is off. The keystore bucket never has one."
   value       = var.compliance_profile
