@@ -56,8 +56,8 @@ def main(argv: Sequence[str] | None = None, *, clients: Clients | None = None) -
         line, usage = cli_failure(err)
         _error(line)
         return EXIT_USAGE if usage else EXIT_FAILED
-    except KeyboardInterrupt:
-        _error("interrupted")
+    except KeyboardInterrupt as err:  # a command interrupted where it can tell what it left says so
+        _error(str(err) or "interrupted")
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         return EXIT_FAILED

@@ -22,7 +22,7 @@ from s3memory.core.names import NameMode
 from s3memory.core.paths import owner_name, store_of
 
 from .exits import Failed, UsageError
-from .progress import Progress, choose_mode
+from .progress import Countdown, Progress, choose_mode
 
 if TYPE_CHECKING:
     from mypy_boto3_kms import KMSClient
@@ -119,7 +119,7 @@ class Context:
         key shown as it is stored (a note on stderr says why). One keystore LIST (and, for
         encrypted names, one unwrap of the name key). `need_names`: the command finds files by
         their paths, so names it cannot read are an error instead."""
-        from s3memory.errors import AccessDenied, S3MemoryError, StorageError
+        from s3memory.errors import AccessDenied, AgentErasing, S3MemoryError, StorageError
         from s3memory.memory.explain import for_cli, is_configuration
         from s3memory.storage.keyspace import AgentKeyspace
         from s3memory.storage.keystore import Keystore
@@ -136,7 +136,11 @@ class Context:
                 isinstance(err, StorageError) and is_configuration(err) and not isinstance(err, AccessDenied)
             ):
                 raise  # no bucket, ...: the command itself cannot run either (a denied keystore only hides names)
-            why = f"they cannot be read ({for_cli(err)})"
+            why = (
+                "an earlier purge or shred of it stopped part-way (its keys may be gone)"
+                if isinstance(err, AgentErasing)
+                else f"they cannot be read ({for_cli(err)})"
+            )
         else:
             if mode is NameMode.PLAIN:
                 return plain
@@ -194,6 +198,12 @@ class Context:
 
     def progress(self, label: str) -> Progress:
         return Progress(label, sys.stderr, choose_mode(sys.stderr, self.quiet))
+
+    def countdown(self, label: str, what: str) -> Countdown:
+        """The writers' fence of purge, shred and migrate on stderr (see `progress.Countdown`)."""
+        from s3memory.core.limits import WRITE_FENCE_SECONDS
+
+        return Countdown(label, sys.stderr, choose_mode(sys.stderr, self.quiet), what, WRITE_FENCE_SECONDS)
 
 
 # Builds a command's boto3 clients from its settings and agent id (`StorageSettings.clients` by
