@@ -21,7 +21,7 @@ from s3memory.config import Settings, StorageSettings
 from s3memory.core.names import NameMode
 from s3memory.core.paths import owner_name, store_of
 
-from .exits import Failed, UsageError
+from .exits import Failed, UsageError, aws_configuration
 from .progress import Countdown, Progress, choose_mode
 
 if TYPE_CHECKING:
@@ -48,17 +48,9 @@ _FLAGS = {
 
 
 def _config_message(err: ValidationError) -> str:
-    parts = []
-    for item in err.errors(include_url=False, include_input=False):
-        msg = str(item.get("msg", "invalid")).removeprefix("Value error, ")
-        loc = item.get("loc") or ()
-        if loc:
-            field = str(loc[0])
-            flag = _FLAGS.get(field)
-            name = f"S3MEMORY_{field.upper()}" + (f" ({flag})" if flag else "")
-            msg = f"{name} is required" if item.get("type") == "missing" else f"{name}: {msg}"
-        parts.append(msg)
-    return "configuration: " + "; ".join(parts)
+    from s3memory.config import settings_problem
+
+    return settings_problem(err, _FLAGS)
 
 
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -223,7 +215,7 @@ def connect(args: argparse.Namespace, *, keys: bool = True) -> Iterator[Context]
     try:
         s3, kms = build(settings, None)
     except BotoCoreError as err:  # unknown profile, no region, ...: the message names no secret
-        raise UsageError(f"AWS configuration: {err}") from None
+        raise aws_configuration(err) from None
     source = settings if isinstance(settings, Settings) else _key_source(args)
     with Pool(settings.max_workers) as pool:
         quiet = bool(getattr(args, "quiet", False))

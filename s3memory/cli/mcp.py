@@ -15,7 +15,7 @@ import sys
 from s3memory.config import Settings
 
 from .context import load_settings
-from .exits import EXIT_OK, PROG, UsageError
+from .exits import EXIT_OK, PROG, UsageError, aws_configuration
 
 STDIO = "stdio"
 DEFAULT_HOST = "127.0.0.1"
@@ -88,7 +88,7 @@ def run_mcp(args: argparse.Namespace) -> int:
     try:
         memory, executor = open_memory(settings, args.agent, mounts)
     except BotoCoreError as err:  # unknown profile, no region, ...: the message names no secret
-        raise UsageError(f"AWS configuration: {err}") from None
+        raise aws_configuration(err) from None
     try:
         if args.transport == STDIO:
             import anyio
