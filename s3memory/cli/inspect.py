@@ -130,6 +130,7 @@ def _print_usage(args: argparse.Namespace, usage: list[AgentUsage], kind: str, s
 
 
 def run_verify(args: argparse.Namespace) -> int:
+    from s3memory.admin.agents import store_ids
     from s3memory.admin.verify import verify
 
     started = time.monotonic()
@@ -141,6 +142,7 @@ def run_verify(args: argparse.Namespace) -> int:
             )
         progress = ctx.progress("verify")
         vaults = [ctx.vault(a) for a in ctx.agent_ids(args.agent)]
+        skipped = 0 if args.agent else len(store_ids(ctx.store, ctx.settings.prefix))  # stores: only by --store
         report = verify(vaults, ctx.pool, progress)
         progress.finish()
         for vault in vaults:
@@ -161,7 +163,7 @@ def run_verify(args: argparse.Namespace) -> int:
         names = [{"agent": k.agent, "id": k.branch_id, "names": k.mode} for k in report.name_keys]
         emit_json(
             {"ok": not problems, **counts, "failed": len(problems), "problems": problems}
-            | {"formats": formats, "branch_keys": branches, "name_keys": names}
+            | {"formats": formats, "branch_keys": branches, "name_keys": names, "stores_not_checked": skipped}
         )
     else:
         print_problems(report.problems)
@@ -173,5 +175,6 @@ def run_verify(args: argparse.Namespace) -> int:
         for k in report.name_keys:
             say(f"name key {k.agent} {k.branch_id} (file names {k.mode})")
     line = summary("verified", report.checked, report.nbytes, time.monotonic() - started)
-    print_summary(line + f" ({report.bookkeeping:,} bookkeeping)" + failed_suffix(report.problems), args.json)
+    stores = f"; {count(skipped, 'shared store')} not checked (verify --store ID checks one)" if skipped else ""
+    print_summary(line + f" ({report.bookkeeping:,} bookkeeping)" + failed_suffix(report.problems) + stores, args.json)
     return EXIT_FAILED if report.problems else EXIT_OK

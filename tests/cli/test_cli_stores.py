@@ -124,3 +124,14 @@ def test_a_destructive_command_asks_for_the_store_id(capsys: Any, curated: Any, 
         2,
         "s3memory: error: purge asks for the store id to be typed again, but stdin is not a terminal; pass --yes\n",
     )
+
+
+def test_verify_of_every_agent_says_it_left_the_stores_out(capsys: Any, curated: Any) -> None:
+    """Old code: the summary said nothing of the shared stores it skipped (issue 34, item 9)."""
+    code, out, _ = run(capsys, "verify", "-q")
+    assert code == 0
+    assert out.splitlines()[-1].endswith(" (0 bookkeeping); 1 shared store not checked (verify --store ID checks one)")
+    code, out, _ = run(capsys, "verify", "-q", "--json")
+    assert json.loads(out)["stores_not_checked"] == 1
+    code, out, _ = run(capsys, "verify", "-q", "--store", STORE, "--json")
+    assert json.loads(out)["stores_not_checked"] == 0
