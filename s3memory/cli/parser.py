@@ -108,6 +108,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--prompt", help="send this one message, print the answer and exit")
     p.add_argument("--model", help=f"model (S3MEMORY_MODEL, ANTHROPIC_MODEL; default {DEFAULT_MODEL})")
     p.add_argument("--max-tokens", type=int, default=4096, help="max tokens per answer (default 4096)")
+    p.add_argument("--max-iterations", type=int, default=25, metavar="N",
+                   help="max requests to the model per message, tool calls included (default 25)")  # fmt: skip
     p.add_argument("--embedded", action="store_true", help="use an in-process moto S3 + KMS, forgotten at exit")
 
     p = _command(sub, "ls", "show a memory directory exactly as the tool's `view` does",
