@@ -199,10 +199,11 @@ def run_prune(args: argparse.Namespace) -> int:
         report = prune(ctx.store, space, ctx.pool, cutoff, progress, dry_run=args.dry_run, by_access=by_access)
         progress.finish()
     would = "would " if args.dry_run else ""
-    last = "last used" if by_access else "last modified"
     for item in report.candidates:
         when = item.last_modified.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
         what = f"{'would delete' if would else 'deleted'} {item.path}"
+        # with --not-accessed-for: "last used" only for a recorded access (S3MEMORY_TRACK_ACCESS)
+        last = "last used" if item.used else "last modified, no read recorded since" if by_access else "last modified"
         say(f"{what} ({last} {when}, {count(item.size, 'byte')})")
     print_problems(report.problems)
     done = len(report.candidates)
