@@ -76,7 +76,11 @@ def run_cat(args: argparse.Namespace) -> int:
         if end != -1 and end < start:
             raise UsageError(f"--view-range: END ({end}) is before START ({start}); use -1 for the end of the file")
     with connect(args) as ctx:
-        say(_view(memory_for(ctx, args.agent), args.path, args.view_range))
+        text = _view(memory_for(ctx, args.agent), args.path, args.view_range)
+    if args.json:  # what the tool's `view` answered, as `ls --json` gives a file
+        emit_json({"type": "file", "path": args.path, "view": text})
+    else:
+        say(text)
     return EXIT_OK
 
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 
 from s3memory.config import Settings
 
@@ -53,6 +55,17 @@ def _check_transport(args: argparse.Namespace) -> tuple[str, int, str | None]:
     return host, port, _token(args, not is_loopback(host))
 
 
+def _terminated(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # SIGTERM (docker stop, systemd, Lambda's shutdown) ends the server as Ctrl-C does
+
+
+def stop_on_sigterm() -> None:
+    """SIGTERM stops the server as SIGINT does: a `stopped` line and exit 0, not death by signal.
+    (uvicorn restores this handler and raises the signal again after its graceful shutdown.)"""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminated)
+
+
 def _status(line: str) -> None:
     sys.stderr.write(f"{PROG} mcp: {line}\n")
     sys.stderr.flush()
@@ -89,6 +102,7 @@ def run_mcp(args: argparse.Namespace) -> int:
         memory, executor = open_memory(settings, args.agent, mounts)
     except BotoCoreError as err:  # unknown profile, no region, ...: the message names no secret
         raise aws_configuration(err) from None
+    stop_on_sigterm()
     try:
         if args.transport == STDIO:
             import anyio

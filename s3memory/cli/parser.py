@@ -123,6 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     owner_options(p)
     p.add_argument("path", help="memory path, e.g. /memories/notes.md")
     p.add_argument("--view-range", type=int, nargs=2, metavar=("START", "END"), help="lines START to END (-1: end)")
+    p.add_argument("--json", action="store_true", help='{"type", "path", "view"}: the view as JSON')
 
     p = _command(sub, "agents", "list the agents under the prefix with their file counts and plaintext bytes",
                  "s3memory agents --prefix agents/ --json", ok_failed, [conn, bulk])  # fmt: skip

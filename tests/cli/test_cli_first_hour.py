@@ -3,6 +3,7 @@ endpoint that is down or a region not set, an interrupted import. Each says what
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -109,3 +110,26 @@ def test_an_interrupted_import_says_how_far_it_got_and_that_a_rerun_resumes(
         "s3memory: error: interrupted after 3 of 5 files (written, or skipped as already there; a write under "
         "way may still have landed); run the same import again to finish: files already imported are skipped\n",
     )
+
+
+def test_cat_json_gives_the_view(capsys: Any, env: Any, make_tool: Any) -> None:
+    """Old code: `--json` was refused by cat alone (issue 34, item 17)."""
+    ok(make_tool("ann"), command="create", path="/memories/a.md", file_text="one\ntwo\n")
+    code, out, _ = run(capsys, "cat", "--agent", "ann", "/memories/a.md", "--json")
+    assert code == 0
+    assert json.loads(out) == {
+        "type": "file",
+        "path": "/memories/a.md",
+        "view": "Here's the content of /memories/a.md with line numbers:\n     1\tone\n     2\ttwo",
+    }
+
+
+def test_log_level_debug_shows_each_request_and_info_does_not(capsys: Any, env: Any, make_tool: Any) -> None:
+    """Old code: DEBUG printed what INFO printed (issue 34, item 17)."""
+    ok(make_tool("ann"), command="create", path="/memories/a.md", file_text="a\n")
+    _, _, info = run(capsys, "--log-level", "INFO", "ls", "--agent", "ann")
+    _, _, debug = run(capsys, "--log-level", "DEBUG", "ls", "--agent", "ann")
+    assert [line for line in info.splitlines() if ": debug: " in line] == []
+    requests = [line for line in debug.splitlines() if line.startswith("s3memory: debug: request ")]
+    assert "s3memory: debug: request s3 ListObjectsV2" in requests
+    assert all("ann" not in line and "a.md" not in line for line in requests)  # no key or name
