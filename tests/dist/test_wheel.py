@@ -37,7 +37,8 @@ def test_the_wheel_holds_the_package_and_nothing_else(artifacts: Artifacts) -> N
     metadata = email.message_from_bytes(wheel.read(f"{info}METADATA"))
     assert metadata["Version"] == VERSION
     assert metadata["License-Expression"] == "Apache-2.0"
-    assert sorted(metadata.get_all("Provides-Extra") or []) == ["demo", "dev", "mcp", "otel"]
+    # The dev toolchain is a dependency group, not a published extra (issue 34, item 10).
+    assert sorted(metadata.get_all("Provides-Extra") or []) == ["demo", "mcp", "otel"]
     entry_points = wheel.read(f"{info}entry_points.txt").decode()
     assert "s3memory = s3memory.cli:main" in entry_points
 
@@ -48,6 +49,7 @@ def test_the_sdist_builds_the_same_package(artifacts: Artifacts) -> None:
         names = sdist.getnames()
     top = f"s3memory-{VERSION}"
     assert {f"{top}/pyproject.toml", f"{top}/README.md", f"{top}/LICENSE", f"{top}/s3memory/py.typed"} <= set(names)
+    assert [n for n in names if n.startswith(f"{top}/tests")] == []  # no stray test files (issue 34, item 10)
     wheel_modules = {n for n in zipfile.ZipFile(artifacts.wheel).namelist() if n.startswith("s3memory/")}
     assert {n.removeprefix(f"{top}/") for n in names if n.startswith(f"{top}/s3memory/")} >= wheel_modules
 
