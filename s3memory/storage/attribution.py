@@ -35,7 +35,7 @@ class Attribution:
     at: int = 0  # when sealed: microseconds since 1970-01-01 UTC, increasing per process (0: not recorded)
 
     def encode(self) -> bytes:
-        record = {"a": self.actor, "c": self.command}
+        record: dict[str, str | int] = {"a": self.actor, "c": self.command}
         if self.source and len(self.source.encode("utf-8")) <= MAX_SOURCE_BYTES:
             record["s"] = self.source
         if self.write:
