@@ -92,7 +92,9 @@ def test_renderer_matches_terraform_templatefile(tmp_path: Path) -> None:
     assert rendered == {f"t{i}": render_file(path, values) for i, (path, values) in enumerate(ALL_TEMPLATES)}
 
 
-@pytest.mark.parametrize("folder", ["", "examples/lambda-agent"], ids=["module", "lambda-agent"])
+@pytest.mark.parametrize(
+    "folder", ["", "examples/lambda-agent", "examples/minimal"], ids=["module", "lambda-agent", "minimal"]
+)
 def test_terraform_validate(tmp_path: Path, folder: str) -> None:
     terraform, plugin_dir = _terraform(), _plugin_dir()
     work = _copy_module(tmp_path) / folder
