@@ -136,3 +136,17 @@ def test_mcp_servers_first_answers_over_stdio(installed: Installed, moto_url: st
     assert [t["name"] for t in answers[2]["result"]["tools"]] == ["memory"]
     assert answers[3]["result"]["isError"] is False
     assert answers[3]["result"]["content"] == [{"type": "text", "text": ROOT_VIEW}]
+
+
+def test_the_sdist_is_reproducible(artifacts: Artifacts) -> None:
+    """Two builds of one commit give the same bytes: the gzip time and every file time are at most
+    the last commit's (SOURCE_DATE_EPOCH in `make dist`); old code stamped the build time (issue 34, item 16)."""
+    import subprocess
+
+    epoch = int(subprocess.run(["git", "log", "-1", "--format=%ct"], capture_output=True, text=True, check=True).stdout)
+    raw = artifacts.sdist.read_bytes()
+    assert int.from_bytes(raw[4:8], "little") == epoch
+    with tarfile.open(artifacts.sdist) as sdist:
+        members = sdist.getmembers()
+    assert [m.name for m in members if m.mtime > epoch or m.uid or m.gid] == []
+    assert [m.name for m in members] == sorted(m.name for m in members)
