@@ -66,7 +66,7 @@ dist: $(BUILD_VENV)/.installed
 # Lambda layers in dist/ (python/... zips of manylinux wheels), one per architecture, for the
 # python$(LAYER_PYTHON) runtime; prints their sizes against Lambda's limits.
 LAYER_PYTHON ?= 3.12
-lambda-layer: dist
+lambda-layer: dist | $(BIN)/python
 	PYTHON=$(BIN)/python LAYER_PYTHON=$(LAYER_PYTHON) bash scripts/lambda-layer.sh dist/s3memory-*.whl dist
 
 # The built artifacts as users install them (tests/dist): the wheel in fresh virtualenvs outside
