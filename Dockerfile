@@ -2,7 +2,8 @@
 #
 #   make dist                                  # the wheel, in dist/
 #   docker build -t s3memory-mcp .
-#   docker run -p 8000:8000 -e S3MEMORY_MCP_TOKEN="$(openssl rand -hex 32)" \
+#   export S3MEMORY_MCP_TOKEN="$(openssl rand -hex 32)"   # keep it: every client sends it as its bearer token
+#   docker run -p 8000:8000 -e S3MEMORY_MCP_TOKEN \
 #     -e S3MEMORY_BUCKET=my-memory-bucket -e S3MEMORY_PREFIX=agents/ -e S3MEMORY_KMS_KEY_ID=alias/s3memory \
 #     -e AWS_REGION=eu-west-1 s3memory-mcp --agent support-agent-1
 #

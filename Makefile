@@ -15,7 +15,7 @@ $(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
 	touch $@
 
 $(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e . --group dev
 	touch $@
 
 demo: $(VENV)/.demo-installed
@@ -46,21 +46,32 @@ test-localstack: $(VENV)/.dev-installed
 test: lint typecheck tf-check pytest test-dist test-ministack
 
 # The wheel and the sdist in dist/, built by the PEP 517 front end in an isolated environment and
-# checked as PyPI checks uploads.
-dist: $(VENV)/.dev-installed
+# checked as PyPI checks uploads. Its own small venv (build and twine only, not the dev toolchain);
+# SOURCE_DATE_EPOCH (the last commit's time) fixes the wheel's file times, and
+# scripts/reproducible-sdist.py the sdist's (setuptools leaves the gzip time and the files' own), so
+# two builds of one commit give the same bytes.
+BUILD_VENV := .venv-build
+$(BUILD_VENV)/.installed:
+	$(PYTHON) -m venv $(BUILD_VENV)
+	$(BUILD_VENV)/bin/python -m pip install --quiet --upgrade pip 'build>=1.2' 'twine>=6.1'
+	touch $@
+
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 315532800)
+dist: $(BUILD_VENV)/.installed
 	rm -rf dist
-	$(BIN)/python -m build --outdir dist .
-	$(BIN)/twine check --strict dist/*
+	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) $(BUILD_VENV)/bin/python -m build --outdir dist .
+	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) $(BUILD_VENV)/bin/python scripts/reproducible-sdist.py dist/s3memory-*.tar.gz
+	$(BUILD_VENV)/bin/twine check --strict dist/*
 
 # Lambda layers in dist/ (python/... zips of manylinux wheels), one per architecture, for the
 # python$(LAYER_PYTHON) runtime; prints their sizes against Lambda's limits.
 LAYER_PYTHON ?= 3.12
-lambda-layer: dist
+lambda-layer: dist | $(BIN)/python
 	PYTHON=$(BIN)/python LAYER_PYTHON=$(LAYER_PYTHON) bash scripts/lambda-layer.sh dist/s3memory-*.whl dist
 
 # The built artifacts as users install them (tests/dist): the wheel in fresh virtualenvs outside
 # the repository with the lowest and the newest dependencies, a layer, the image's filesystem.
-test-dist: dist
+test-dist: dist $(VENV)/.dev-installed
 	S3MEMORY_DIST_DIR=dist $(BIN)/python -m pytest -p no:xdist tests/dist
 
 bench: $(VENV)/.dev-installed
@@ -73,4 +84,4 @@ dr-drill: $(VENV)/.dev-installed
 	$(BIN)/python bench/dr_drill.py
 
 clean:
-	rm -rf $(VENV) .venv-checkov .venv-ministack .mypy_cache .ruff_cache .pytest_cache tests/terraform/sim/node_modules
+	rm -rf $(VENV) .venv-build .venv-checkov .venv-ministack .mypy_cache .ruff_cache .pytest_cache tests/terraform/sim/node_modules

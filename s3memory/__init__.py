@@ -37,6 +37,7 @@ _EXPORTS = {
     "assume_agent_session": "s3memory.storage.sts",
     "S3MemoryError": "s3memory.errors",
     "CommandError": "s3memory.errors",
+    "ConfigurationError": "s3memory.errors",
     "IntegrityError": "s3memory.errors",
     "StorageError": "s3memory.errors",
     "KeyUnavailable": "s3memory.errors",
@@ -45,6 +46,7 @@ _EXPORTS = {
 __all__ = [
     "AsyncS3MemoryTool",
     "CommandError",
+    "ConfigurationError",
     "IntegrityError",
     "KeyUnavailable",
     "Keys",
@@ -67,7 +69,7 @@ if TYPE_CHECKING:
     from .core.guard import SecretGuard
     from .core.limits import Limits
     from .core.mounts import Mount
-    from .errors import CommandError, IntegrityError, KeyUnavailable, S3MemoryError, StorageError
+    from .errors import CommandError, ConfigurationError, IntegrityError, KeyUnavailable, S3MemoryError, StorageError
     from .memory.engine import Memory
     from .storage.keys import Keys, LocalKeys
     from .storage.kms import KmsKeys

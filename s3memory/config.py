@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from .core import limits as defaults
@@ -183,3 +184,19 @@ class Settings(StorageSettings):
             return LocalKeys(self.local_key_bytes(), cache_ttl=self.key_cache_seconds)
         assert self.kms_key_id is not None
         return KmsKeys(self.kms_key_id, kms_client=kms_client, cache_ttl=self.key_cache_seconds)
+
+
+def settings_problem(err: ValidationError, flags: Mapping[str, str] | None = None) -> str:
+    """`configuration: S3MEMORY_BUCKET is required; ...`: each invalid setting by its variable (and,
+    from the CLI, its flag), never its value."""
+    parts = []
+    for item in err.errors(include_url=False, include_input=False):
+        msg = str(item.get("msg", "invalid")).removeprefix("Value error, ")
+        loc = item.get("loc") or ()
+        if loc:
+            field = str(loc[0])
+            flag = (flags or {}).get(field)
+            name = f"S3MEMORY_{field.upper()}" + (f" ({flag})" if flag else "")
+            msg = f"{name} is required" if item.get("type") == "missing" else f"{name}: {msg}"
+        parts.append(msg)
+    return "configuration: " + "; ".join(parts)

@@ -127,6 +127,13 @@ class AccessDenied(StorageMisconfigured, PermissionError):
     """IAM or the bucket policy refused the call."""
 
 
+class ConfigurationError(S3MemoryError, ValueError):
+    """The `S3MEMORY_*` settings are missing or not valid; the message names each variable to fix
+    (`S3MemoryTool.from_env`, `AsyncS3MemoryTool.from_env`). A `ValueError` too, as pydantic's was."""
+
+    kind: Kind = CONFIGURATION
+
+
 # --- keys and integrity ----------------------------------------------------------------
 
 

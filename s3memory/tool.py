@@ -41,9 +41,15 @@ __all__ = ["AsyncS3MemoryTool", "S3MemoryTool", "ToolError", "settings_kwargs"]
 
 def _settings() -> Settings:
     """`Settings()` from S3MEMORY_*: pydantic-settings is imported only by code that reads the environment."""
-    from .config import Settings
+    from pydantic import ValidationError
 
-    return Settings()  # type: ignore[call-arg]  # the fields come from the environment
+    from .config import Settings, settings_problem
+    from .errors import ConfigurationError
+
+    try:
+        return Settings()  # type: ignore[call-arg]  # the fields come from the environment
+    except ValidationError as err:  # named by variable, as the CLI does (docs/configuration.md)
+        raise ConfigurationError(settings_problem(err)) from None
 
 
 def settings_kwargs(settings: Settings, agent_id: str | None = None) -> dict[str, Any]:

@@ -7,7 +7,11 @@
 #   scripts/lambda-layer.sh WHEEL OUTDIR
 #
 # LAYER_PYTHON (default 3.12) is the runtime's Python version, LAYER_ARCHES (default
-# "x86_64 arm64") the architectures. PYTHON (default python3) runs pip. `make lambda-layer`
+# "x86_64 arm64") the architectures. PYTHON (default python3) runs pip. LAYER_COMPILER (default
+# pythonX.Y of LAYER_PYTHON, or PYTHON when it is that version) compiles the .pyc the layer ships:
+# a layer targets one runtime, so its bytecode is compiled for that version (imports then skip
+# compiling on each cold start, as Lambda's filesystem is read-only). Without such an interpreter
+# the layer ships without .pyc and the script says so. `make lambda-layer`
 # builds the wheel first; tests/dist builds a layer for this machine and imports from it.
 set -euo pipefail
 
@@ -16,6 +20,14 @@ outdir="${2:?usage: scripts/lambda-layer.sh WHEEL OUTDIR}"
 py_version="${LAYER_PYTHON:-3.12}"
 arches="${LAYER_ARCHES:-x86_64 arm64}"
 python="${PYTHON:-python3}"
+compiler="${LAYER_COMPILER:-}"
+if [ -z "$compiler" ]; then
+  if [ "$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')" = "$py_version" ]; then
+    compiler="$python"
+  elif command -v "python$py_version" >/dev/null; then
+    compiler="python$py_version"
+  fi
+fi
 
 name="$(basename "$wheel")"
 version="${name#s3memory-}"
@@ -35,17 +47,23 @@ for arch in $arches; do
     *) platforms+=(--platform "manylinux_2_28_$machine" --platform "manylinux_2_34_$machine") ;;
   esac
   work="$(mktemp -d)"
-  # No .pyc: they would be for this machine's Python, and Lambda's filesystem is read-only.
+  # pip compiles nothing (that would be for pip's Python); the runtime's version does it below.
   "$python" -m pip install --quiet --disable-pip-version-check --no-warn-conflicts --no-compile \
     --target "$work/python" --implementation cp --python-version "$py_version" \
     --only-binary=:all: "${platforms[@]}" "$wheel"
   rm -rf "$work/python/bin" # console scripts with this machine's interpreter in their shebang
+  if [ -n "$compiler" ]; then
+    # unchecked-hash: valid whatever the files' times (the zip fixes them), and the same bytes each build.
+    "$compiler" -m compileall -q -j 0 --invalidation-mode unchecked-hash "$work/python" >/dev/null
+  else
+    echo "lambda-layer: no Python $py_version here (set LAYER_COMPILER): the layer ships without .pyc" >&2
+  fi
   zip_path="$outdir/s3memory-layer-$version-python$py_version-$arch.zip"
   "$python" - "$work" "$zip_path" <<'PY'
 import pathlib, sys, zipfile
 
 root, target = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
-files = sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+files = sorted(p for p in root.rglob("*") if p.is_file())  # with the runtime's .pyc, if compiled
 with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
     for path in files:  # fixed timestamps and modes: the same wheels give the same zip
         info = zipfile.ZipInfo(path.relative_to(root).as_posix(), date_time=(1980, 1, 1, 0, 0, 0))

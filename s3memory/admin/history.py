@@ -11,9 +11,10 @@ for good. Replay detection (`verify --history`) is in `replays`.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timezone
 
 from s3memory.core.envelope import Header, plaintext_size
 from s3memory.core.paths import MemoryPath, escape_refused
@@ -122,7 +123,10 @@ def history(store: AdminStore, vault: Vault, path: MemoryPath | None, pool: Pool
         action = ""
         if record is not None and record.command == "rename" and record.source:
             action = f"renamed-from {record.source}"
-        change = Change(version.last_modified, shown.display, action, size, actor, version.version_id,
+        when = version.last_modified  # S3's time, whole seconds; the sealed time when the writer recorded one
+        if record is not None and record.at:
+            when = datetime.fromtimestamp(record.at / 1_000_000, timezone.utc)
+        change = Change(when, shown.display, action, size, actor, version.version_id,
                         version.latest, command, old_names=old, agent=agent)  # fmt: skip
         return change, (header.salt, header.commitment)
 
@@ -137,13 +141,14 @@ def history(store: AdminStore, vault: Vault, path: MemoryPath | None, pool: Pool
         if version in described and not (change := described[version][0]).authenticated:
             why = f"version {change.version_id} failed its integrity check; its header is not believed"
             report.problems.append(Problem(vault.agent_id, escape_refused(shown.display), why))
-    ordered: list[tuple[Change, int]] = []
-    for versions in listed.values():
-        changes = _actions([(v, old, described[v]) for v, old in versions if v in described], records)
-        ordered += [(change, n) for n, change in enumerate(changes)]
-    # Newest first; S3 times have whole seconds, so within one file the listing's order breaks ties.
-    ordered.sort(key=lambda pair: (-_stamp(pair[0].time), pair[1], pair[0].path))
-    report.changes = [change for change, _ in ordered]
+    per_file = []
+    for shown_path in sorted(listed, key=lambda p: p.display):
+        versions = listed[shown_path]
+        per_file.append(_actions([(v, old, described[v]) for v, old in versions if v in described], records))
+    # Newest first, by the sealed time (microseconds) where the writer recorded one, else S3's (whole
+    # seconds). Each file's own changes keep the listing's order, which is exact: a merge takes the
+    # newest head of the files' lists, never reorders within one.
+    report.changes = list(heapq.merge(*per_file, key=lambda change: -_stamp(change.time)))
     report.problems.sort()
     return report
 

@@ -53,8 +53,10 @@ from s3memory.storage.vault import Vault
 
 from .audit import record_migration
 from .common import Problem, Tracker, is_folder_marker
-from .purge import fence_wait
+from .purge import CalledOff, Countdown, fence_wait
 from .restore import unfinished
+
+_MIGRATE_AGAIN = "run `s3memory migrate` again to finish the migration an earlier run began"
 
 
 @dataclass
@@ -89,7 +91,15 @@ class _Layouts:
             return None
 
 
-def migrate(vault: Vault, target: NameMode, pool: Pool, tracker: Tracker, *, wait: float = 0.0) -> MigrateReport:
+def migrate(
+    vault: Vault,
+    target: NameMode,
+    pool: Pool,
+    tracker: Tracker,
+    *,
+    wait: float = 0.0,
+    countdown: Countdown | None = None,
+) -> MigrateReport:
     """Convert the agent of `vault` to `target` names (see the module's doc). Raises `CommandError`
     for an agent that cannot be migrated now; per-file failures are in the report's problems."""
     if vault.names.need is not None:
@@ -115,13 +125,24 @@ def migrate(vault: Vault, target: NameMode, pool: Pool, tracker: Tracker, *, wai
     # A plain agent that never had a name key needs none to stay plain (no file can be encrypted).
     needs_key = ring.name_claimed or target == "encrypted" or mode != "plain"
     layouts = _Layouts(with_codec(space, PLAIN), with_codec(space, vault.names.cipher() if needs_key else STORED_KEYS))
+    began_from = None  # the mode this run moved the agent away from (None: an earlier run did)
     if mode != target and mode != f"to-{target}":
+        began_from = mode if mode in ("plain", "encrypted") and not unauthenticated else None
         seq, mode = vault.keystore.claim_names(seq + 1, f"to-{target}")
         if mode != f"to-{target}":
             raise _changed(vault.agent_id, mode)
     if mode != target:
         record_migration(vault, seq, NameMode(target).value)  # who migrates, for `history`
-        fence_wait(wait)  # every tool re-reads the keystore before its next write, and refuses
+        try:
+            fence_wait(wait, countdown)  # every tool re-reads the keystore before its next write, and refuses
+        except KeyboardInterrupt:  # Ctrl-C before anything moved: the agent's mode as it was
+            if began_from is None:
+                raise CalledOff(f"interrupted during the wait; nothing was moved; {_MIGRATE_AGAIN}") from None
+            vault.keystore.claim_names(seq + 1, began_from)
+            who = owner_name(vault.agent_id)
+            raise CalledOff(
+                f"interrupted during the wait; nothing was moved, the names of {who} stay {began_from}"
+            ) from None
     failed: set[str] = set()
     for sweep in range(2):  # the second: what a tool slower than the fence wrote under the old names meanwhile
         todo = _todo(vault, layouts, target, report, tracker, failed, count=sweep == 0)

@@ -43,8 +43,9 @@ def parse_age(text: str) -> timedelta:
 @dataclass(frozen=True)
 class Pruned:
     path: str
-    last_modified: datetime
+    last_modified: datetime  # with `by_access`: the last recorded use when `used`, else the content change
     size: int
+    used: bool = False  # `last_modified` is a recorded access (the access tag), not a content change
 
 
 @dataclass
@@ -88,11 +89,12 @@ def prune(
         if changed is not None and changed < cutoff:
             old.append((obj, changed))
     report = PruneReport()
+    used: set[str] = set()
     if by_access:
-        old = _not_used_since(store, space, pool, old, cutoff, report)
+        old = _not_used_since(store, space, pool, old, cutoff, report, used)
     shown = {obj.key: space.shown(obj.key) for obj, _ in old}
     old.sort(key=lambda pair: shown[pair[0].key])  # by path (in the encrypted mode, keys are in no useful order)
-    report.candidates = [Pruned(shown[o.key], when, plaintext_size(o.size)) for o, when in old]
+    report.candidates = [Pruned(shown[o.key], when, plaintext_size(o.size), o.key in used) for o, when in old]
     if dry_run:
         return report
     tracker.start(len(old))
@@ -128,8 +130,10 @@ def _not_used_since(
     old: list[tuple[ObjectInfo, datetime]],
     cutoff: datetime,
     report: PruneReport,
+    used_keys: set[str],
 ) -> list[tuple[ObjectInfo, datetime]]:
-    """Those of `old` whose last recorded access is before `cutoff`, with their time of last use."""
+    """Those of `old` whose last recorded access is before `cutoff`, with their time of last use;
+    `used_keys` gets the keys whose time is a recorded access (not the content change)."""
     unused = []
     for (obj, changed), tags_read in pool.completed(lambda pair: store.get_tags(pair[0].key), old):
         try:
@@ -142,6 +146,8 @@ def _not_used_since(
         last = changed if used is None else max(changed, used)
         if last < cutoff:
             unused.append((obj, last))
+            if used is not None and used > changed:
+                used_keys.add(obj.key)
     return unused
 
 

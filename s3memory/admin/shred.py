@@ -17,7 +17,7 @@ from s3memory.storage.concurrency import Pool
 from s3memory.storage.keyspace import AgentKeyspace
 
 from .common import Tracker
-from .purge import PurgeReport, erasing_key, fence_wait, list_versions, mark_erasing, purge, unmark_erasing
+from .purge import Countdown, PurgeReport, erase_fence, erasing_key, list_versions, purge, unmark_erasing
 
 
 @dataclass
@@ -39,15 +39,16 @@ def shred(
     *,
     keys_only: bool = False,
     wait: float = 0.0,
+    countdown: Countdown | None = None,
 ) -> ShredReport:
     """Branch keys first (every version), then the objects. If a key version survives, the objects
     are left alone: they are the evidence of what could not be shredded, and purging them would
     hide that a copy of a key remains. The keystore's `erasing` entry is written first; then it
     waits `wait` seconds (a running tool re-reads the keystore before its next write and refuses,
     rather than seal a file under a key about to be destroyed); the entry is deleted last, once
-    nothing else is left (with `keys_only`: once the keys are gone)."""
-    mark_erasing(keystore, space)
-    fence_wait(wait)
+    nothing else is left (with `keys_only`: once the keys are gone). Interrupted during the wait,
+    the entry goes and the agent is as it was (see `purge.erase_fence`)."""
+    erase_fence(keystore, space, wait, countdown)
     keys = purge(keystore, space, pool, tracker, root=space.keystore_prefix)
     if keys.problems or keys.remaining:
         return ShredReport(keys, None)

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from . import logs
 from .arguments import error as _error
-from .exits import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, Failed, UsageError
+from .exits import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, Failed, UsageError, endpoint_hint
 from .parser import COMMANDS, build_parser
 
 if TYPE_CHECKING:
@@ -54,10 +55,11 @@ def main(argv: Sequence[str] | None = None, *, clients: Clients | None = None) -
         return EXIT_FAILED
     except S3MemoryError as err:
         line, usage = cli_failure(err)
-        _error(line)
+        url = getattr(args, "endpoint_url", None) or os.environ.get("S3MEMORY_ENDPOINT_URL")
+        _error(line + endpoint_hint(err, url))
         return EXIT_USAGE if usage else EXIT_FAILED
-    except KeyboardInterrupt:
-        _error("interrupted")
+    except KeyboardInterrupt as err:  # a command interrupted where it can tell what it left says so
+        _error(str(err) or "interrupted")
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         return EXIT_FAILED

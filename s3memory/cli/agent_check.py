@@ -63,7 +63,7 @@ def require_agent(store: AdminStore, keystore: AdminStore, prefix: str, agent: s
         return
     raise Failed(
         f"{paths.owner_name(agent)} has no objects under s3://{store.bucket}/{root} (prefix {prefix!r}); "
-        f"check {paths.owner_flag(agent).split()[0]} and --prefix"
+        f"check {paths.owner_flag(agent).split()[0]} and --prefix{_closest(store, prefix, agent)}"
     )
 
 
@@ -93,6 +93,20 @@ def empty_mount_note(name: str, store_id: str) -> str:
         f"note: S3MEMORY_MOUNTS mounts shared store {store_id} at /memories/{name}, and nothing is stored in it "
         "(is the store id right?); add :create to the mount if it is meant to start empty"
     )
+
+
+def _closest(store: AdminStore, prefix: str, agent: str) -> str:
+    """`; did you mean --agent ID?` naming the stored agent (or store) closest to a mistyped id, from
+    the first page of ids under the prefix (one LIST, on this failure only), else ""."""
+    import difflib
+
+    stores = paths.store_of(agent) is not None
+    root = f"{prefix}{paths.STORES_FOLDER}/" if stores else prefix
+    page, _ = store.list_page(root, delimiter="/")
+    ids = [p[len(root) : -1] for p in page.prefixes]
+    typed = paths.store_of(agent) if stores else agent
+    close = difflib.get_close_matches(typed or "", [i for i in ids if i != paths.STORES_FOLDER], n=1)
+    return f"; did you mean {'--store' if stores else '--agent'} {close[0]}?" if close else ""
 
 
 def prefix_note(store: AdminStore, prefix: str, agent: str) -> str | None:

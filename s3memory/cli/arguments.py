@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import difflib
+import re
 import sys
 from typing import Any, NoReturn
 
@@ -74,8 +76,22 @@ class Parser(argparse.ArgumentParser):
     """
 
     def error(self, message: str) -> NoReturn:
-        error(" ".join(message.split("\n")))
+        error(" ".join(message.split("\n")) + _choice_hint(message))
         self.exit(EXIT_USAGE)
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        """A command's unknown option (`--agnet`) is named, with the option it is closest to, before
+        argparse would answer only that a required option is missing."""
+        if self._subparsers is None and args is not None:
+            known = [o for o in self._option_string_actions if o.startswith("--")]
+            for arg in args:
+                if arg == "--":
+                    break
+                name = arg.split("=", 1)[0]
+                if name.startswith("--") and not any(o.startswith(name) for o in known):
+                    close = difflib.get_close_matches(name, known, n=1)
+                    self.error(f"unrecognized arguments: {name}" + (f"; did you mean {close[0]}?" if close else ""))
+        return super().parse_known_args(args, namespace)
 
     def _parse_optional(self, arg_string: str) -> Any:
         # No option starts with a digit: `--older-than -1d` passes "-1d" on to the age check
@@ -83,6 +99,16 @@ class Parser(argparse.ArgumentParser):
         if arg_string[:1] == "-" and arg_string[1:2].isdigit():
             return None
         return super()._parse_optional(arg_string)
+
+
+def _choice_hint(message: str) -> str:
+    """`; did you mean ls?` for argparse's `invalid choice: 'lst' (choose from ...)`, else ""."""
+    found = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+    if found is None:
+        return ""
+    choices = re.findall(r"'?([\w-]+)'?", found.group(2))
+    close = difflib.get_close_matches(found.group(1), choices, n=1)
+    return f"; did you mean {close[0]}?" if close else ""
 
 
 def parents() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:

@@ -25,6 +25,9 @@ if TYPE_CHECKING:
     from s3memory.tool import S3MemoryTool
 
 MAX_TOKENS = 4096
+# Requests to the model in one turn (a tool-use loop that never ends costs without bound), as the
+# Lambda example's `anthropic_max_iterations`.
+MAX_ITERATIONS = 25
 BETAS = ["context-management-2025-06-27"]
 CONTEXT_MANAGEMENT: BetaContextManagementConfigParam = {
     "edits": [
@@ -68,14 +71,16 @@ class Chat:
     """One conversation: its history, and one tool-runner loop per user turn."""
 
     def __init__(
-        self, client: Anthropic, tool: S3MemoryTool, model: str, out: TextIO, log: TextIO, max_tokens: int = MAX_TOKENS
-    ) -> None:
+        self, client: Anthropic, tool: S3MemoryTool, model: str, out: TextIO, log: TextIO, max_tokens: int = MAX_TOKENS,
+        max_iterations: int = MAX_ITERATIONS,
+    ) -> None:  # fmt: skip
         self.client = client
         self.tool = tool
         self.model = model
         self.out = out
         self.log = log
         self.max_tokens = max_tokens
+        self.max_iterations = max_iterations
         self.messages: list[BetaMessageParam] = []
 
     def turn(self, text: str) -> None:
@@ -89,8 +94,11 @@ class Chat:
             tools=[self.tool],
             betas=list(BETAS),
             context_management=CONTEXT_MANAGEMENT,
+            max_iterations=self.max_iterations,
         )
+        requests, stop = 0, None
         for message in runner:
+            requests, stop = requests + 1, message.stop_reason
             content = [_assistant_param(block) for block in message.content]
             for block in message.content:
                 if block.type == "text" and block.text:
@@ -106,6 +114,9 @@ class Chat:
             if response is not None:
                 self._failures(response)
                 self.messages.append(response)
+        if stop == "tool_use" and requests >= self.max_iterations:  # the cap, not Claude, ended the turn
+            self.log.write(f"[memory] stopped after {requests} requests to the model in one turn (--max-iterations "
+                           f"{self.max_iterations}); send another message to let it continue\n")  # fmt: skip
 
     def _failures(self, response: BetaMessageParam) -> None:
         """`[memory] failed: REASON` on stderr for each memory call that failed (the model gets the same error)."""
@@ -140,7 +151,8 @@ def talk(args: argparse.Namespace, tool: S3MemoryTool, agent: str, model: str, w
     """`s3memory chat` once the tool is built: one turn with --prompt, else interactive."""
     import anthropic
 
-    chat = Chat(anthropic.Anthropic(), tool, model, sys.stdout, sys.stderr, max_tokens=args.max_tokens)
+    chat = Chat(anthropic.Anthropic(), tool, model, sys.stdout, sys.stderr, max_tokens=args.max_tokens,
+                max_iterations=args.max_iterations)  # fmt: skip
     try:
         if args.prompt is not None:
             chat.turn(args.prompt)

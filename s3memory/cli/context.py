@@ -21,8 +21,8 @@ from s3memory.config import Settings, StorageSettings
 from s3memory.core.names import NameMode
 from s3memory.core.paths import owner_name, store_of
 
-from .exits import Failed, UsageError
-from .progress import Progress, choose_mode
+from .exits import Failed, UsageError, aws_configuration
+from .progress import Countdown, Progress, choose_mode
 
 if TYPE_CHECKING:
     from mypy_boto3_kms import KMSClient
@@ -48,17 +48,9 @@ _FLAGS = {
 
 
 def _config_message(err: ValidationError) -> str:
-    parts = []
-    for item in err.errors(include_url=False, include_input=False):
-        msg = str(item.get("msg", "invalid")).removeprefix("Value error, ")
-        loc = item.get("loc") or ()
-        if loc:
-            field = str(loc[0])
-            flag = _FLAGS.get(field)
-            name = f"S3MEMORY_{field.upper()}" + (f" ({flag})" if flag else "")
-            msg = f"{name} is required" if item.get("type") == "missing" else f"{name}: {msg}"
-        parts.append(msg)
-    return "configuration: " + "; ".join(parts)
+    from s3memory.config import settings_problem
+
+    return settings_problem(err, _FLAGS)
 
 
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -119,7 +111,7 @@ class Context:
         key shown as it is stored (a note on stderr says why). One keystore LIST (and, for
         encrypted names, one unwrap of the name key). `need_names`: the command finds files by
         their paths, so names it cannot read are an error instead."""
-        from s3memory.errors import AccessDenied, S3MemoryError, StorageError
+        from s3memory.errors import AccessDenied, AgentErasing, S3MemoryError, StorageError
         from s3memory.memory.explain import for_cli, is_configuration
         from s3memory.storage.keyspace import AgentKeyspace
         from s3memory.storage.keystore import Keystore
@@ -137,7 +129,11 @@ class Context:
                 isinstance(err, StorageError) and is_configuration(err) and not isinstance(err, AccessDenied)
             ):
                 raise  # no bucket, ...: the command itself cannot run either (a denied keystore only hides names)
-            why = f"they cannot be read ({for_cli(err)})"
+            why = (
+                "an earlier purge or shred of it stopped part-way (its keys may be gone)"
+                if isinstance(err, AgentErasing)
+                else f"they cannot be read ({for_cli(err)})"
+            )
         else:
             if mode is NameMode.PLAIN:
                 return plain
@@ -207,6 +203,12 @@ class Context:
     def progress(self, label: str) -> Progress:
         return Progress(label, sys.stderr, choose_mode(sys.stderr, self.quiet))
 
+    def countdown(self, label: str, what: str) -> Countdown:
+        """The writers' fence of purge, shred and migrate on stderr (see `progress.Countdown`)."""
+        from s3memory.core.limits import WRITE_FENCE_SECONDS
+
+        return Countdown(label, sys.stderr, choose_mode(sys.stderr, self.quiet), what, WRITE_FENCE_SECONDS)
+
 
 # Builds a command's boto3 clients from its settings and agent id (`StorageSettings.clients` by
 # default); `main(clients=...)` passes another on (tests: one that reuses clients, or hooks them).
@@ -225,7 +227,7 @@ def connect(args: argparse.Namespace, *, keys: bool = True) -> Iterator[Context]
     try:
         s3, kms = build(settings, None)
     except BotoCoreError as err:  # unknown profile, no region, ...: the message names no secret
-        raise UsageError(f"AWS configuration: {err}") from None
+        raise aws_configuration(err) from None
     source = settings if isinstance(settings, Settings) else _key_source(args)
     with Pool(settings.max_workers) as pool:
         quiet = bool(getattr(args, "quiet", False))

@@ -16,6 +16,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
+from .exits import UsageError
+
+# The demo's extra, as `s3memory mcp` names its own.
+NEEDS_MOTO = "the embedded S3 + KMS (s3memory demo, chat --embedded) needs moto: pip install 's3memory[demo]'"
+
 DEMO_BUCKET = "s3memory-demo"
 DEMO_AGENT = "support-agent-1"
 DEMO_CURATOR, DEMO_ACTOR = "guidelines-curator", "support-team-lead"
@@ -74,9 +79,14 @@ SCRIPT: list[dict[str, Any]] = [
 
 @contextmanager
 def embedded() -> Iterator[tuple[Any, Any]]:
-    """An in-process moto S3 + KMS with the demo bucket and the key alias/s3memory-demo: (s3, kms) clients."""
+    """An in-process moto S3 + KMS with the demo bucket and the key alias/s3memory-demo: (s3, kms) clients.
+    Raises `UsageError` naming the extra to install when moto is missing (`demo`, `chat --embedded`)."""
     import boto3
-    from moto import mock_aws
+
+    try:
+        from moto import mock_aws
+    except ImportError:
+        raise UsageError(NEEDS_MOTO) from None
 
     os.environ.setdefault("AWS_ACCESS_KEY_ID", "demo")
     os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "demo")

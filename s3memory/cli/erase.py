@@ -36,21 +36,30 @@ if TYPE_CHECKING:
     from .context import Context
 
 
+def _shown(space: AgentKeyspace, key: str) -> str:
+    """The memory path of `key`; every key as stored when the agent's names cannot be read (one style)."""
+    from s3memory.core.paths import escape_for_display
+    from s3memory.storage.names import STORED_KEYS
+
+    return escape_for_display(key) if space.names is STORED_KEYS else space.shown(key)
+
+
 def _version_line(space: AgentKeyspace, version: Version) -> str:
     what = "delete marker" if version.delete_marker else "version"
     if version.version_id == "null":
-        return space.shown(version.key) + (" (delete marker)" if version.delete_marker else "")
-    return f"{space.shown(version.key)} ({what} {version.version_id})"
+        return _shown(space, version.key) + (" (delete marker)" if version.delete_marker else "")
+    return f"{_shown(space, version.key)} ({what} {version.version_id})"
 
 
 def _by_path(space: AgentKeyspace, versions: list[Version]) -> list[Version]:
     """`versions` in the order of what they show (encrypted names are stored in no useful order)."""
-    return sorted(versions, key=lambda v: (space.shown(v.key), v.delete_marker, v.version_id))
+    return sorted(versions, key=lambda v: (_shown(space, v.key), v.delete_marker, v.version_id))
 
 
 def _versions_json(space: AgentKeyspace, versions: list[Version]) -> list[dict[str, Any]]:
     """`[{"path", "version", "delete_marker"}]` in the order of the text lines."""
-    return [{"path": space.shown(v.key), "version": v.version_id, "delete_marker": v.delete_marker} for v in versions]
+    return [{"path": _shown(space, v.key), "version": v.version_id, "delete_marker": v.delete_marker}
+            for v in versions]  # fmt: skip
 
 
 def _report(args: argparse.Namespace, deleted: list[dict[str, Any]], problems: list[Problem], **more: Any) -> None:
@@ -88,10 +97,14 @@ def run_purge(args: argparse.Namespace) -> int:
             _report(args, _versions_json(space, _by_path(space, versions)), [], remaining=len(versions))
             return EXIT_OK
         confirm(args, "purge", f"This permanently deletes {what} under {where}; it cannot be undone.")
-        progress = ctx.progress("purge")
+        progress, countdown = ctx.progress("purge"), ctx.countdown("purge", "the erase")
         wait = ctx.settings.fence_seconds
-        report = purge(ctx.store, space, ctx.pool, progress, versions, keystore=ctx.keystore, wait=wait)
-        progress.finish()
+        try:
+            report = purge(ctx.store, space, ctx.pool, progress, versions, keystore=ctx.keystore, wait=wait,
+                           countdown=countdown)  # fmt: skip
+        finally:
+            countdown.finish()
+            progress.finish()
     for version in _by_path(space, report.deleted):
         say(f"deleted {_version_line(space, version)}")
     print_problems(report.problems)
@@ -142,10 +155,14 @@ def run_shred(args: argparse.Namespace) -> int:
                     branch_keys=keys, remaining=len(key_versions) + len(objects))  # fmt: skip
             return EXIT_OK
         confirm(args, "shred", f"This destroys {what}; no copy of this agent's memory can be decrypted after it.")
-        progress = ctx.progress("shred")
+        progress, countdown = ctx.progress("shred"), ctx.countdown("shred", "the erase")
         wait = ctx.settings.fence_seconds
-        report = shred(ctx.store, keystore, space, ctx.pool, progress, keys_only=keys_only, wait=wait)
-        progress.finish()
+        try:
+            report = shred(ctx.store, keystore, space, ctx.pool, progress, keys_only=keys_only, wait=wait,
+                           countdown=countdown)  # fmt: skip
+        finally:
+            countdown.finish()
+            progress.finish()
     for version in report.keys.deleted + _by_path(space, report.objects.deleted if report.objects else []):
         say(f"deleted {_version_line(space, version)}")
     problems = report.keys.problems + (report.objects.problems if report.objects else [])
@@ -212,10 +229,11 @@ def run_prune(args: argparse.Namespace) -> int:
         report = prune(ctx.store, space, ctx.pool, cutoff, progress, dry_run=args.dry_run, by_access=by_access)
         progress.finish()
     would = "would " if args.dry_run else ""
-    last = "last used" if by_access else "last modified"
     for item in report.candidates:
         when = item.last_modified.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
         what = f"{'would delete' if would else 'deleted'} {item.path}"
+        # with --not-accessed-for: "last used" only for a recorded access (S3MEMORY_TRACK_ACCESS)
+        last = "last used" if item.used else "last modified, no read recorded since" if by_access else "last modified"
         say(f"{what} ({last} {when}, {count(item.size, 'byte')})")
     print_problems(report.problems)
     done = len(report.candidates)

@@ -65,7 +65,7 @@ def run_history(args: argparse.Namespace) -> int:
         emit_json(
             [
                 {
-                    "time": c.time.isoformat() if c.time else None,
+                    "time": _json_time(c.time),
                     "path": escape_refused(c.path),  # a stored name a path may not hold, escaped as `ls` does
                     "action": escape_refused(c.action),  # renamed-from PATH
                     "size": c.size,
@@ -90,16 +90,23 @@ def run_history(args: argparse.Namespace) -> int:
     return EXIT_FAILED if report.problems else EXIT_OK
 
 
+def _json_time(when: datetime | None) -> str | None:
+    """RFC 3339 in UTC with `Z` and microseconds, as every time in history's JSON."""
+    return None if when is None else when.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
 def _history_line(c: Change) -> str:
     from s3memory.core.paths import escape_refused
 
-    when = c.time.strftime("%Y-%m-%dT%H:%M:%SZ") if c.time else "-"
+    when = f"{c.time:%Y-%m-%dT%H:%M:%S}.{c.time.microsecond // 1000:03d}Z" if c.time else "-"
     size = "-" if c.size is None else count(c.size, "byte")
     current = " (current)" if c.latest and c.size is not None and not c.old_names else ""
     actor = f"actor {c.actor or '-'}" + (f" agent {c.agent}" if c.agent else "")
     if c.size is None and c.command and c.command != "delete":
         actor += f" ({c.command})"  # a deletion made by an operator command: restore, prune, ...
     notes = ""
+    if c.action.startswith("renamed-from "):  # the source path after the columns, not inside them
+        notes += f"  from {escape_refused(c.action.removeprefix('renamed-from '))}"
     if c.action == "replayed":
         notes += f"  repeats the sealed bytes of version {c.repeats}"
     elif c.action == "migrated":
@@ -108,7 +115,7 @@ def _history_line(c: Change) -> str:
         notes += "  (old names)"
     if not c.authenticated:
         notes += "  (not authenticated)"
-    action, path = escape_refused(c.action), escape_refused(c.path)
+    action, path = escape_refused(c.action.split(" ", 1)[0].removesuffix("-from")), escape_refused(c.path)
     return f"{when}  {action:<9} {path}  {size}  {actor}  version {c.version_id}{current}{notes}"
 
 

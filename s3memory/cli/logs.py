@@ -21,7 +21,10 @@ from .exits import PROG
 LEVELS = ("ERROR", "WARNING", "INFO", "DEBUG")
 DEFAULT_LEVEL = "WARNING"
 _OWN_PREFIX = re.compile(rf"^{PROG}:? ")  # most records name the library already
-_HELP = "s3memory's log records on stderr, one line each (default WARNING; INFO: one per command)"
+_HELP = (
+    "s3memory's log records on stderr, one line each (default WARNING; INFO: one per command; "
+    "DEBUG: also one per S3 or KMS request)"
+)
 
 
 def _level(text: str) -> str:

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 
 from s3memory.config import Settings
 
 from .context import load_settings
-from .exits import EXIT_OK, PROG, UsageError
+from .exits import EXIT_OK, PROG, UsageError, aws_configuration
 
 STDIO = "stdio"
 DEFAULT_HOST = "127.0.0.1"
@@ -53,6 +55,17 @@ def _check_transport(args: argparse.Namespace) -> tuple[str, int, str | None]:
     return host, port, _token(args, not is_loopback(host))
 
 
+def _terminated(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # SIGTERM (docker stop, systemd, Lambda's shutdown) ends the server as Ctrl-C does
+
+
+def stop_on_sigterm() -> None:
+    """SIGTERM stops the server as SIGINT does: a `stopped` line and exit 0, not death by signal.
+    (uvicorn restores this handler and raises the signal again after its graceful shutdown.)"""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminated)
+
+
 def _status(line: str) -> None:
     sys.stderr.write(f"{PROG} mcp: {line}\n")
     sys.stderr.flush()
@@ -88,7 +101,8 @@ def run_mcp(args: argparse.Namespace) -> int:
     try:
         memory, executor = open_memory(settings, args.agent, mounts)
     except BotoCoreError as err:  # unknown profile, no region, ...: the message names no secret
-        raise UsageError(f"AWS configuration: {err}") from None
+        raise aws_configuration(err) from None
+    stop_on_sigterm()
     try:
         if args.transport == STDIO:
             import anyio

@@ -48,11 +48,12 @@ def run_migrate(args: argparse.Namespace) -> int:
             return EXIT_FAILED if plan.problems else EXIT_OK
         confirm(args, "migrate", f"This moves every file of {owner_name(args.agent)} to {args.names} names; "
                 "the agent's tools refuse it until the migration completes.", nothing="changed")  # fmt: skip
-        progress = ctx.progress("migrate")
+        progress, countdown = ctx.progress("migrate"), ctx.countdown("migrate", "the migration")
         try:
             vault, wait = ctx.vault(args.agent, names=None, read_only=False), ctx.settings.fence_seconds
-            report = migrate(vault, NameMode(args.names), ctx.pool, progress, wait=wait)
+            report = migrate(vault, NameMode(args.names), ctx.pool, progress, wait=wait, countdown=countdown)
         finally:
+            countdown.finish()
             progress.finish()
     print_problems(report.problems)
     if report.newer_kept:

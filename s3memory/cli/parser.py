@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from s3memory.core.limits import DEFAULT_MODEL
+from s3memory.core.limits import DEFAULT_FENCE_WAIT_SECONDS, DEFAULT_MODEL, WRITE_FENCE_SECONDS
 from s3memory.core.version import __version__
 
 from .arguments import Parser, agent_id, mount, owner_options, parents
@@ -52,6 +52,18 @@ REPORTS = (
 )  # fmt: skip
 
 
+_CALL_OFF = "an erase stopped there is called off by `s3memory repair --agent ID --abandon`"
+
+
+def _fence(verb: str, undo: str) -> str:
+    """The writers' fence of purge, shred and migrate, for their --help."""
+    return (
+        f"Before it {verb} anything it waits S3MEMORY_FENCE_SECONDS (default {DEFAULT_FENCE_WAIT_SECONDS:g} s) for\n"
+        f"the agent's running tools to see it: they re-read the keystore at least every {WRITE_FENCE_SECONDS:g} s\n"
+        f"and refuse from then on. Ctrl-C during that wait leaves the agent as it was;\n{undo}."
+    )
+
+
 def _command(
     sub: argparse._SubParsersAction[argparse.ArgumentParser],
     name: str,
@@ -59,11 +71,12 @@ def _command(
     example: str,
     exits: str,
     parents: Sequence[argparse.ArgumentParser] = (),
+    note: str = "",
 ) -> argparse.ArgumentParser:
     parser = sub.add_parser(
         name,
         help=summary,
-        description=summary[0].upper() + summary[1:] + ".",
+        description=summary[0].upper() + summary[1:] + "." + (f"\n\n{note}" if note else ""),
         epilog=f"example:\n  {example}\n\nexit codes: {exits}",
         parents=list(parents),
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -98,6 +111,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--prompt", help="send this one message, print the answer and exit")
     p.add_argument("--model", help=f"model (S3MEMORY_MODEL, ANTHROPIC_MODEL; default {DEFAULT_MODEL})")
     p.add_argument("--max-tokens", type=int, default=4096, help="max tokens per answer (default 4096)")
+    p.add_argument("--max-iterations", type=int, default=25, metavar="N",
+                   help="max requests to the model per message, tool calls included (default 25)")  # fmt: skip
     p.add_argument("--embedded", action="store_true", help="use an in-process moto S3 + KMS, forgotten at exit")
 
     p = _command(sub, "ls", "show a memory directory exactly as the tool's `view` does",
@@ -111,6 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
     owner_options(p)
     p.add_argument("path", help="memory path, e.g. /memories/notes.md")
     p.add_argument("--view-range", type=int, nargs=2, metavar=("START", "END"), help="lines START to END (-1: end)")
+    p.add_argument("--json", action="store_true", help='{"type", "path", "view"}: the view as JSON')
 
     p = _command(sub, "agents", "list the agents under the prefix with their file counts and plaintext bytes",
                  "s3memory agents --prefix agents/ --json", ok_failed, [conn, bulk])  # fmt: skip
@@ -135,13 +151,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dry-run", action="store_true", help="list what would be written; write nothing")
 
     p = _command(sub, "purge", "erase an agent completely: every version and delete marker",
-                 "s3memory purge --agent support-agent-1 --dry-run", ok_failed, [conn, bulk])  # fmt: skip
+                 "s3memory purge --agent support-agent-1 --dry-run", ok_failed, [conn, bulk],
+                 _fence("deletes", _CALL_OFF))  # fmt: skip
     owner_options(p)
     p.add_argument("--yes", action="store_true", help="do not ask for the agent id to be typed again")
     p.add_argument("--dry-run", action="store_true", help="list what would be deleted; delete nothing")
 
     p = _command(sub, "shred", "crypto-shred an agent: destroy every version of its branch keys, then purge it",
-                 "s3memory shred --agent support-agent-1 --dry-run", ok_failed, [conn, bulk])  # fmt: skip
+                 "s3memory shred --agent support-agent-1 --dry-run", ok_failed, [conn, bulk],
+                 _fence("destroys", _CALL_OFF))  # fmt: skip
     owner_options(p)
     p.add_argument(
         "--keys-only", action="store_true", help="destroy the branch keys; leave the (now unreadable) objects"
@@ -176,7 +194,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dry-run", action="store_true", help="list the keys it would retire; change nothing")
 
     p = _command(sub, "migrate", "convert an agent's file names to encrypted or plain (resumable, conditional)",
-                 "s3memory migrate --agent support-agent-1 --names encrypted", ok_failed, [conn, bulk])  # fmt: skip
+                 "s3memory migrate --agent support-agent-1 --names encrypted", ok_failed, [conn, bulk],
+                 _fence("moves", "a migration an earlier run began is finished by running it again"))  # fmt: skip
     owner_options(p)
     p.add_argument("--names", choices=("encrypted", "plain"), required=True, help="how its file names are stored")
     p.add_argument("--yes", action="store_true", help="do not ask for the agent id to be typed again")
@@ -230,7 +249,12 @@ def build_parser() -> argparse.ArgumentParser:
                  ok_failed + " (1: a change could not be completed)", [conn])  # fmt: skip
     owner_options(p)
     p.add_argument("--dry-run", action="store_true", help="show each pending change; change nothing")
-    p.add_argument("--abandon", action="store_true", help="drop the records; every file stays where it is now")
+    p.add_argument(
+        "--abandon",
+        action="store_true",
+        help="drop the records (every file stays where it is now); "
+        "call off a purge or shred that stopped before it deleted anything",
+    )
 
     p = _command(sub, "doctor", "probe whether the store and KMS key honour what s3memory relies on (scratch prefix)",
                  "s3memory doctor --endpoint-url http://127.0.0.1:4566 --json",

@@ -85,3 +85,52 @@ class Progress:
         self.stream.write(f"\r{self.label} [{bar}] {self.done:,}/{self.total:,} {count(self.nbytes, 'byte')}")
         self.stream.flush()
         self._drawn = True
+
+
+class Countdown:
+    """The wait of purge, shred and migrate for running tools (the writers' fence) on stderr: at
+    once a line naming the wait and its variable, then the seconds left (redrawn on a terminal, a
+    line every ten seconds otherwise); nothing with `--quiet`. Called with the seconds left.
+    `what`: what the tools are to see ("the erase"); `reread`: the writers' re-read window."""
+
+    def __init__(self, label: str, stream: TextIO, mode: Mode, what: str, reread: float) -> None:
+        self.label = label
+        self.stream = stream
+        self.mode = mode
+        self.what = what
+        self.reread = reread
+        self._last = -1
+        self._drawn = False
+
+    def _announce(self, seconds: float) -> None:
+        self.stream.write(
+            f"{self.label}: waiting {seconds:g} s (S3MEMORY_FENCE_SECONDS) for the agent's running tools to see "
+            f"{self.what} and stop writing; Ctrl-C during the wait leaves the agent as it was\n"
+        )
+        if seconds < self.reread:
+            self.stream.write(
+                f"{self.label}: S3MEMORY_FENCE_SECONDS={seconds:g} is shorter than the {self.reread:g} s within "
+                f"which running tools re-read the keystore: a tool running now may still write for up to "
+                f"{self.reread:g} s; stop the agent's tools first\n"
+            )
+
+    def __call__(self, left: float) -> None:
+        if self.mode == "off":
+            return
+        whole = int(left + 0.999)
+        if self._last < 0:
+            self._announce(left)
+        if self.mode == "bar":
+            self.stream.write(f"\r\x1b[2K{self.label}: {whole} s left of the wait (S3MEMORY_FENCE_SECONDS)")
+            self._drawn = True
+        elif 0 <= self._last != whole and whole % 10 == 0:
+            self.stream.write(f"{self.label}: {whole} s left of the wait\n")
+        self._last = whole
+        self.stream.flush()
+
+    def finish(self) -> None:
+        """Clear the countdown so what follows starts on a clean line."""
+        if self._drawn:
+            self.stream.write("\r\x1b[2K")
+            self.stream.flush()
+            self._drawn = False

@@ -11,7 +11,7 @@ import sys
 from s3memory.config import Settings
 
 from .context import load_settings
-from .exits import EXIT_OK, UsageError
+from .exits import EXIT_OK, UsageError, aws_configuration
 
 
 def run_demo(args: argparse.Namespace) -> int:
@@ -49,6 +49,6 @@ def run_chat(args: argparse.Namespace) -> int:
     try:
         kwargs = settings_kwargs(settings, args.agent)
     except BotoCoreError as err:  # unknown profile, no region, ...: the message names no secret
-        raise UsageError(f"AWS configuration: {err}") from None
+        raise aws_configuration(err) from None
     with S3MemoryTool(agent_id=args.agent, **kwargs) as tool:
         return talk(args, tool, args.agent, model, f"s3://{settings.bucket}/{settings.prefix}{args.agent}/")

@@ -165,6 +165,15 @@ def run_export(args: argparse.Namespace) -> int:
     return EXIT_FAILED if report.problems else EXIT_OK
 
 
+def _interrupted(done: int, total: int, dry_run: bool) -> str:
+    if dry_run:
+        return f"interrupted after {done:,} of {total:,} files; nothing was written (--dry-run)"
+    return (
+        f"interrupted after {done:,} of {total:,} files (written, or skipped as already there; a write under "
+        "way may still have landed); run the same import again to finish: files already imported are skipped"
+    )
+
+
 def run_import(args: argparse.Namespace) -> int:
     from s3memory.admin.transfer import Importer, local_source
     from s3memory.core.guard import SecretGuard
@@ -196,7 +205,11 @@ def run_import(args: argparse.Namespace) -> int:
             dry_run=args.dry_run,
         )
         progress = ctx.progress("import")
-        report = importer.run(files, unreadable, progress)
+        try:
+            report = importer.run(files, unreadable, progress)
+        except KeyboardInterrupt:  # say how far it got and that a rerun resumes
+            progress.finish()
+            raise KeyboardInterrupt(_interrupted(progress.done, progress.total, args.dry_run)) from None
         progress.finish()
     would = "would " if args.dry_run else ""
     for planned in report.written:

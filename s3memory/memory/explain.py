@@ -94,6 +94,24 @@ _NAMES_UNAUTHENTICATED = (
     "`s3memory verify --agent ID`, then record the mode its names must have with "
     "`s3memory migrate --agent ID --names MODE`"
 )
+# A key sealed by another key source than the configured one: a configuration error, not tampering.
+_KMS_FIX = "set S3MEMORY_KMS_KEY_ID (--kms-key-id) to the KMS key that sealed it, instead of S3MEMORY_LOCAL_KEY"
+_LOCAL_FIX = "set S3MEMORY_LOCAL_KEY (--local-key) to the local key that sealed it"
+_KEY_SOURCES_FIXES = {
+    "SealedWithKms": Fix(
+        "it was sealed with AWS KMS, not with the local key configured", _KMS_FIX,
+        f"sealed with AWS KMS, not with the local key configured (SealedWithKms): {_KMS_FIX}",
+    ),
+    "SealedWithLocalKey": Fix(
+        "it was sealed with a local key, not with the KMS key configured",
+        _LOCAL_FIX + " instead of S3MEMORY_KMS_KEY_ID",
+        f"sealed with a local key, not with the KMS key configured (SealedWithLocalKey): {_LOCAL_FIX}",
+    ),
+    "OtherLocalKey": Fix(
+        "it was sealed with another local key than S3MEMORY_LOCAL_KEY", _LOCAL_FIX,
+        f"sealed with another local key than S3MEMORY_LOCAL_KEY (OtherLocalKey): {_LOCAL_FIX}",
+    ),
+}  # fmt: skip
 _ACTIVE_KEY = "the agent's active branch key failed its integrity check; check its keys (s3memory verify)"
 
 
@@ -118,6 +136,12 @@ def _key_service(err: Any) -> str:
 
 def _data_key(err: Any) -> str:
     return f"the data key is unavailable ({err.code})"
+
+
+def _source_advice(err: Any) -> str:
+    """A key sealed under another key source than the configured one (`storage.keys.other_source`)."""
+    fix = _KEY_SOURCES_FIXES.get(err.code)
+    return "" if fix is None else fix.advice
 
 
 def _names_advice(err: Any) -> str:
@@ -214,8 +238,9 @@ FAILURES: dict[type[S3MemoryError], Failure] = {
     KeyMisconfigured: Failure(
         model=lambda err, display, partial: operational.keys_misconfigured(err.code),
         cli=_key_service,
-        report=_data_key,
+        report=lambda err: _source_advice(err) or _data_key(err),
         fixes={
+            **_KEY_SOURCES_FIXES,
             "NotFoundException": Fix("the KMS key does not exist", _KEY),
             "DisabledException": Fix("the KMS key is disabled", _KEY),
             "KMSInvalidStateException": Fix("the KMS key is pending deletion or not usable", _KEY),

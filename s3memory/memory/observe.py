@@ -18,6 +18,7 @@ Without it, nothing more is imported and nothing changes.
 from __future__ import annotations
 
 import contextvars
+import functools
 import importlib.util
 import logging
 import threading
@@ -66,8 +67,19 @@ def attach(client: Any) -> None:
     kind = "kms_requests" if service == "kms" else "s3_requests"
     with _attached_lock:
         events = client.meta.events
-        events.register(f"before-call.{service}.*", lambda **_: count(kind), unique_id=f"s3memory-observe-call-{kind}")
+        events.register(
+            f"before-call.{service}.*", functools.partial(_call, kind), unique_id=f"s3memory-observe-call-{kind}"
+        )
         events.register(f"request-created.{service}.*", _attempt, unique_id=f"s3memory-observe-attempt-{kind}")
+
+
+def _call(kind: str, model: Any = None, **_: Any) -> None:
+    """One request of a command: counted, and at DEBUG one record naming its service and operation
+    (never a key, bucket or body: `--log-level DEBUG` shows the requests a command makes)."""
+    count(kind)
+    if log.isEnabledFor(logging.DEBUG):
+        service = "kms" if kind == "kms_requests" else "s3"
+        log.debug("request %s %s", service, getattr(model, "name", "?"))
 
 
 def _attempt(request: Any = None, **_: Any) -> None:

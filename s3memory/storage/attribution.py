@@ -13,6 +13,8 @@ from __future__ import annotations
 import contextvars
 import json
 import secrets
+import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -30,27 +32,46 @@ class Attribution:
     source: str = ""  # the path a rename copied the file from
     write: str = ""  # the write id: unique to one PUT of a memory command ("" if none)
     agent: str = ""  # in a shared store: the id of the agent whose tool wrote ("" elsewhere)
+    at: int = 0  # when sealed: microseconds since 1970-01-01 UTC, increasing per process (0: not recorded)
 
     def encode(self) -> bytes:
-        record = {"a": self.actor, "c": self.command}
+        record: dict[str, str | int] = {"a": self.actor, "c": self.command}
         if self.source and len(self.source.encode("utf-8")) <= MAX_SOURCE_BYTES:
             record["s"] = self.source
         if self.write:
             record["w"] = self.write
         if self.agent:
             record["g"] = self.agent
+        if self.at:
+            record["t"] = self.at
         return json.dumps(record, separators=(",", ":"), sort_keys=True, ensure_ascii=False).encode("utf-8")
 
     @classmethod
     def decode(cls, data: bytes) -> Attribution:
         try:
             record = json.loads(data.decode("utf-8"))
+            at = record.get("t", 0)
+            if type(at) is not int or at < 0:
+                raise ValueError("t")
             return cls(
                 str(record["a"]), str(record["c"]), str(record.get("s", "")), str(record.get("w", "")),
-                str(record.get("g", "")),
+                str(record.get("g", "")), at,
             )  # fmt: skip
         except (ValueError, KeyError, TypeError, UnicodeError):
             raise IntegrityError() from None
+
+
+_sealed_lock = threading.Lock()
+_last_sealed = [0]
+
+
+def sealed_time() -> int:
+    """Now, in microseconds since 1970-01-01 UTC, for the attribution record: strictly increasing
+    within the process, so two writes of one writer are ordered even within one microsecond (an
+    audit trail orders events exactly; S3's own times have whole seconds)."""
+    with _sealed_lock:
+        _last_sealed[0] = max(time.time_ns() // 1000, _last_sealed[0] + 1)
+        return _last_sealed[0]
 
 
 def new_write_id() -> str:

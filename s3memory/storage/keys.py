@@ -16,7 +16,7 @@ from typing import Any
 from s3memory.core import envelope, local_wrap
 from s3memory.core.keyring import BranchRecord
 from s3memory.core.limits import DEFAULT_KEY_CACHE_SECONDS
-from s3memory.errors import IntegrityError, KeyUnavailable
+from s3memory.errors import IntegrityError, KeyMisconfigured, KeyUnavailable, S3MemoryError
 
 from .keycache import DEFAULT_CACHE_SIZE, Clock, KeyCaches
 
@@ -74,19 +74,36 @@ class Keys:
     def unwrap_branch(self, agent_id: str, record: BranchRecord) -> bytes:
         """The plaintext of a branch key (one unwrap: KMS `Decrypt` for `KmsKeys`)."""
         if record.provider != self.provider_id:
-            raise IntegrityError()
+            raise other_source(record.provider, self.provider_id)
         return _checked(self._unwrap_branch(agent_id, record.branch_id, record.wrapped))
 
     # -- format-1 data keys (read only) --
     def unwrap(self, agent_id: str, provider: str, wrapped: bytes) -> bytes:
         """The plaintext data key of a format-1 object's header (one unwrap)."""
         if provider != self.provider_id:
-            raise IntegrityError()
+            raise other_source(provider, self.provider_id)
         return _checked(self._unwrap(agent_id, wrapped))
 
     def clients(self) -> list[Any]:
         """The boto3 clients this provider calls (none for local keys), e.g. to count their requests."""
         return []
+
+
+KMS_PROVIDER, LOCAL_PROVIDER = "aws-kms", "local-"
+
+
+def other_source(sealed: str, configured: str) -> S3MemoryError:
+    """What a key sealed by provider `sealed` answers to a process configured with `configured`:
+    a configuration error naming the key source that sealed it (`SealedWithKms`, `SealedWithLocalKey`,
+    `OtherLocalKey`) when `sealed` is a provider s3memory writes, else an integrity failure. Nothing
+    is unwrapped either way; a bucket writer who changes the provider gets a configuration error
+    for a key that still opens with nothing but its own provider."""
+    local = sealed.startswith(LOCAL_PROVIDER) and len(sealed) > len(LOCAL_PROVIDER)
+    if sealed == KMS_PROVIDER:
+        return KeyMisconfigured("SealedWithKms")
+    if local:
+        return KeyMisconfigured("OtherLocalKey" if configured.startswith(LOCAL_PROVIDER) else "SealedWithLocalKey")
+    return IntegrityError()
 
 
 def _checked(plaintext: bytes) -> bytes:
@@ -123,4 +140,4 @@ class LocalKeys(Keys):
         return local_wrap.unwrap_local(self._master, wrapped, local_context(agent_id, branch_id))
 
 
-__all__ = ["Keys", "LocalKeys", "encryption_context", "local_context"]
+__all__ = ["Keys", "LocalKeys", "encryption_context", "local_context", "other_source"]

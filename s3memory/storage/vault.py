@@ -147,7 +147,8 @@ class Vault:
         if under_way is None and self.actor is None and not write_id and self.writer is None:
             return None
         base = under_way or Attribution()
-        return Attribution(self.actor or "", base.command, base.source, write_id, self.writer or "")
+        sealed = attribution.sealed_time()
+        return Attribution(self.actor or "", base.command, base.source, write_id, self.writer or "", sealed)
 
     def attribution_of(self, path: MemoryPath, header: Header) -> Attribution | None:
         """The authenticated attribution record in `header` (None: the writer recorded none)."""

@@ -391,16 +391,21 @@ def test_verify_catches_tampering_with_paths_and_exit_1(capsys, stocked, make_to
 
 
 def test_verify_with_the_wrong_key_fails_every_object(capsys, stocked, s3):
+    """With another local key, each failure names the variable to set, not tampering (issue 34, item 2)."""
     other = base64.b64encode(bytes(32)).decode()
     code, out, _ = run(capsys, "verify", "--quiet", "--local-key", other)
     assert code == 1
     branch = branch_of(s3, "agents/ann/notes.md")
     lines = out.splitlines()
+    why = (
+        "sealed with another local key than S3MEMORY_LOCAL_KEY (OtherLocalKey): "
+        "set S3MEMORY_LOCAL_KEY (--local-key) to the local key that sealed it"
+    )
     assert lines[:5] == [
-        "failed: ann:/memories/.hidden: failed its integrity check",
-        "failed: ann:/memories/customers/acme.md: failed its integrity check",
-        "failed: ann:/memories/notes.md: failed its integrity check",
-        f"failed: ann:branch key {branch}: failed its integrity check",  # the key itself does not unwrap
+        f"failed: ann:/memories/.hidden: {why}",
+        f"failed: ann:/memories/customers/acme.md: {why}",
+        f"failed: ann:/memories/notes.md: {why}",
+        f"failed: ann:branch key {branch}: {why}",  # the key itself does not unwrap
         f"branch key ann {branch} (active): 0 objects",
     ]  # no `formats:` line: no object authenticated
     assert lines[5].startswith("verified 0 objects, 0 bytes in ")

@@ -178,3 +178,16 @@ def test_an_api_error_is_one_line_exit_1(capsys, api, env):
     code, out, err = run(capsys, "chat", "--agent", "ann", "--prompt", "hi")
     assert (code, out) == (1, "")
     assert err == "s3memory: error: the Anthropic API answered 400\n"
+
+
+def test_a_model_that_never_stops_calling_the_tool_is_capped(capsys, api, env):
+    """Old code: no cap; a stub that always answered tool_use drew 10,160 requests (issue 34, item 13)."""
+    for n in range(1, 6):
+        api.turn(tool_use(n, command="view", path="/memories"))
+    code, out, err = run(capsys, "chat", "--agent", "ann", "--prompt", "hi", "--max-iterations", "3")
+    assert (code, out) == (0, "")
+    assert len(api.requests) == 3
+    assert err.splitlines()[-1] == (
+        "[memory] stopped after 3 requests to the model in one turn (--max-iterations 3); "
+        "send another message to let it continue"
+    )

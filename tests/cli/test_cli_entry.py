@@ -92,5 +92,6 @@ def test_an_error_the_engine_logs_is_still_one_line_as_a_subprocess() -> None:
     assert (proc.returncode, proc.stdout) == (1, "")
     assert proc.stderr == (
         "s3memory: error: Memory storage is unavailable right now (EndpointConnectionError); "
-        "nothing was changed. Try again.\n"
+        "nothing was changed. Try again. (endpoint http://127.0.0.1:1: check that it is up, or "
+        "S3MEMORY_ENDPOINT_URL / --endpoint-url)\n"
     )

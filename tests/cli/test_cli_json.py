@@ -17,9 +17,9 @@ from tests.support import BUCKET, ok, stock
 from tests.support.cli import CliClients, run
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
-REPORTING = {  # the commands issue 23 names, and those that had --json before
+REPORTING = {  # the commands issue 23 names, those that had --json before, and cat (issue 34)
     "export", "import", "purge", "prune", "restore", "redact", "migrate", "rotate", "rewrap", "shred", "history",
-    "doctor", "ls", "agents", "stores", "verify", "reseal", "retire",
+    "doctor", "ls", "cat", "agents", "stores", "verify", "reseal", "retire",
 }  # fmt: skip
 
 # --- the documented schemas --------------------------------------------------------------

@@ -17,7 +17,7 @@ from tests.support.cli import Writes, count_writes, run
 
 MISSING = (
     "s3memory: error: agent annn has no objects under s3://{bucket}/agents/annn/ (prefix 'agents/'); "
-    "check --agent and --prefix\n"
+    "check --agent and --prefix; did you mean --agent ann?\n"  # the stored agent closest to the typo (issue 34)
 )
 
 

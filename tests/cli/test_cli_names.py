@@ -416,9 +416,32 @@ def test_prune_not_accessed_for_names_the_decrypted_paths(
     code, out, _ = run(capsys, "prune", "--agent", ENC, "--not-accessed-for", "1d", "--dry-run")
     assert code == 0
     lines = out.splitlines()
-    assert lines[0] == f"would delete /memories/stale.md (last used {past:%Y-%m-%d %H:%M:%S} UTC, 5 bytes)"
+    # Its time is the content change (its recorded use is older): not "last used" (issue 34, item 14).
+    assert lines[0] == (
+        f"would delete /memories/stale.md (last modified, no read recorded since {past:%Y-%m-%d %H:%M:%S} UTC, 5 bytes)"
+    )
     assert lines[1].startswith("would prune 1 object, 5 bytes in ")
     assert len(lines) == 2
+
+
+@pytest.mark.moto_only  # back-dates objects through moto's clock
+def test_prune_not_accessed_for_says_last_used_only_for_a_recorded_read(
+    capsys: Any, env: Any, make_tool: Any, s3: Any, monkeypatch: Any
+) -> None:
+    from datetime import timedelta
+
+    tool = make_tool(ENC, names="encrypted", track_access=True)
+    past = datetime.now(timezone.utc).replace(tzinfo=None) - timedelta(days=100)
+    with monkeypatch.context() as m:
+        m.setattr("moto.s3.models.utcnow", lambda: past)
+        ok(tool, command="create", path="/memories/read.md", file_text="r")
+    read_on = (past + timedelta(days=50)).strftime("%Y-%m-%d")
+    tag = {"TagSet": [{"Key": "s3memory-accessed", "Value": read_on}]}
+    s3.put_object_tagging(Bucket=BUCKET, Key=key_of(tool, "/memories/read.md"), Tagging=tag)
+    code, out, _ = run(capsys, "prune", "--agent", ENC, "--not-accessed-for", "10d", "--dry-run")
+    assert code == 0
+    until = (past + timedelta(days=51)).strftime("%Y-%m-%d")  # a read tag covers its whole day
+    assert out.splitlines()[0] == f"would delete /memories/read.md (last used {until} 00:00:00 UTC, 1 byte)"
 
 
 # --- purge, shred ----------------------------------------------------------------------

@@ -162,3 +162,14 @@ def test_doctor_shows_a_mounted_store_with_nothing_stored(capsys: Any, curated: 
     monkeypatch.setenv("S3MEMORY_MOUNTS", f"g={STORE}")
     _, out, _ = run(capsys, "doctor", "--json")
     assert json.loads(out)["empty_mounts"] == []
+
+
+def test_verify_of_every_agent_says_it_left_the_stores_out(capsys: Any, curated: Any) -> None:
+    """Old code: the summary said nothing of the shared stores it skipped (issue 34, item 9)."""
+    code, out, _ = run(capsys, "verify", "-q")
+    assert code == 0
+    assert out.splitlines()[-1].endswith(" (0 bookkeeping); 1 shared store not checked (verify --store ID checks one)")
+    code, out, _ = run(capsys, "verify", "-q", "--json")
+    assert json.loads(out)["stores_not_checked"] == 1
+    code, out, _ = run(capsys, "verify", "-q", "--store", STORE, "--json")
+    assert json.loads(out)["stores_not_checked"] == 0

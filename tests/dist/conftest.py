@@ -86,7 +86,7 @@ def lower_bounds() -> dict[str, str]:
 def uv() -> str:
     found = shutil.which("uv", path=str(Path(sys.executable).parent)) or shutil.which("uv")
     if found is None:
-        pytest.fail("uv is not installed: pip install -e '.[dev]'")
+        pytest.fail("uv is not installed: pip install -e . --group dev")
     return found
 
 

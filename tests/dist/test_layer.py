@@ -43,7 +43,19 @@ def test_the_layer_has_lambdas_layout(layer: Path) -> None:
     assert "python/s3memory/py.typed" in names
     assert any(n.startswith("python/anthropic/") for n in names)
     assert any(n.startswith("python/pydantic_core/") and n.endswith(".so") for n in names)
-    assert not [n for n in names if "__pycache__" in n or n.startswith(("python/bin/", "python/tests/"))]
+    assert not [n for n in names if n.startswith(("python/bin/", "python/tests/"))]
+
+
+def test_the_layer_ships_bytecode_for_its_runtime_only(layer: Path) -> None:
+    """Old code: no .pyc, so every cold start compiled s3memory and its dependencies (issue 34, item 12)."""
+    names = zipfile.ZipFile(layer).namelist()
+    tag = f"cpython-{sys.version_info.major}{sys.version_info.minor}"
+    assert f"python/s3memory/__pycache__/tool.{tag}.pyc" in names
+    assert f"python/anthropic/__pycache__/__init__.{tag}.pyc" in names
+    assert [n for n in names if n.endswith(".pyc") and f".{tag}." not in n] == []
+    with zipfile.ZipFile(layer) as archive:  # hash-checked bytecode: valid whatever the zip's file times
+        flags = archive.read(f"python/s3memory/__pycache__/tool.{tag}.pyc")[4:8]
+    assert int.from_bytes(flags, "little") == 0b01  # hash-based, unchecked (PEP 552)
 
 
 def test_a_plain_interpreter_uses_s3memory_from_the_unzipped_layer(layer: Path, tmp_path: Path, moto_url: str) -> None:

@@ -37,7 +37,8 @@ def test_the_wheel_holds_the_package_and_nothing_else(artifacts: Artifacts) -> N
     metadata = email.message_from_bytes(wheel.read(f"{info}METADATA"))
     assert metadata["Version"] == VERSION
     assert metadata["License-Expression"] == "Apache-2.0"
-    assert sorted(metadata.get_all("Provides-Extra") or []) == ["demo", "dev", "mcp", "otel"]
+    # The dev toolchain is a dependency group, not a published extra (issue 34, item 10).
+    assert sorted(metadata.get_all("Provides-Extra") or []) == ["demo", "mcp", "otel"]
     entry_points = wheel.read(f"{info}entry_points.txt").decode()
     assert "s3memory = s3memory.cli:main" in entry_points
 
@@ -48,6 +49,7 @@ def test_the_sdist_builds_the_same_package(artifacts: Artifacts) -> None:
         names = sdist.getnames()
     top = f"s3memory-{VERSION}"
     assert {f"{top}/pyproject.toml", f"{top}/README.md", f"{top}/LICENSE", f"{top}/s3memory/py.typed"} <= set(names)
+    assert [n for n in names if n.startswith(f"{top}/tests")] == []  # no stray test files (issue 34, item 10)
     wheel_modules = {n for n in zipfile.ZipFile(artifacts.wheel).namelist() if n.startswith("s3memory/")}
     assert {n.removeprefix(f"{top}/") for n in names if n.startswith(f"{top}/s3memory/")} >= wheel_modules
 
@@ -134,3 +136,17 @@ def test_mcp_servers_first_answers_over_stdio(installed: Installed, moto_url: st
     assert [t["name"] for t in answers[2]["result"]["tools"]] == ["memory"]
     assert answers[3]["result"]["isError"] is False
     assert answers[3]["result"]["content"] == [{"type": "text", "text": ROOT_VIEW}]
+
+
+def test_the_sdist_is_reproducible(artifacts: Artifacts) -> None:
+    """Two builds of one commit give the same bytes: the gzip time and every file time are at most
+    the last commit's (SOURCE_DATE_EPOCH in `make dist`); old code stamped the build time (issue 34, item 16)."""
+    import subprocess
+
+    epoch = int(subprocess.run(["git", "log", "-1", "--format=%ct"], capture_output=True, text=True, check=True).stdout)
+    raw = artifacts.sdist.read_bytes()
+    assert int.from_bytes(raw[4:8], "little") == epoch
+    with tarfile.open(artifacts.sdist) as sdist:
+        members = sdist.getmembers()
+    assert [m.name for m in members if m.mtime > epoch or m.uid or m.gid] == []
+    assert [m.name for m in members] == sorted(m.name for m in members)

@@ -130,3 +130,20 @@ def test_ctrl_c_is_a_normal_stop(server_env: dict[str, str]) -> None:
         if process.poll() is None:
             process.kill()
     assert (process.returncode, out, err) == (0, "", "s3memory mcp: stopped\n")
+
+
+def test_sigterm_is_a_normal_stop(server_env: dict[str, str]) -> None:
+    """SIGTERM (docker stop, systemd) as SIGINT: exit 0 and a `stopped` line (old code: -15, nothing)."""
+    process = subprocess.Popen(
+        server_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=server_env,
+    )  # fmt: skip
+    assert process.stderr is not None
+    try:
+        assert process.stderr.readline() == f"s3memory mcp: serving agent {AGENT} over stdio\n"
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert (process.returncode, out, err) == (0, "", "s3memory mcp: stopped\n")

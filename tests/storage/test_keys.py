@@ -21,7 +21,7 @@ from moto.kms.models import KmsBackend
 
 from s3memory import KmsKeys, LocalKeys
 from s3memory.core import keyring
-from s3memory.errors import IntegrityError
+from s3memory.errors import IntegrityError, KeyMisconfigured
 from s3memory.storage.keys import Keys
 from tests.support import BUCKET, LOCAL_KEY, CallCounter, branch_of, err, ok
 from tests.support.legacy import data_key
@@ -145,7 +145,7 @@ def test_local_keys_unwrap_a_format_1_data_key_for_its_own_agent_only() -> None:
     assert LocalKeys(LOCAL_KEY).unwrap("a", keys.provider_id, k1.wrapped) == k1.plaintext
     with pytest.raises(IntegrityError):
         LocalKeys(LOCAL_KEY).unwrap("b", keys.provider_id, k1.wrapped)
-    with pytest.raises(IntegrityError):
+    with pytest.raises(KeyMisconfigured, match="SealedWithKms"):  # another key source: configuration, not tampering
         keys.unwrap("a", "aws-kms", k1.wrapped)
 
 

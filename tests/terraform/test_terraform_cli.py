@@ -97,7 +97,11 @@ def test_renderer_matches_terraform_templatefile(tmp_path: Path) -> None:
 # The module declares `configuration_aliases = [aws.replica]`, which `terraform validate` cannot
 # satisfy in the module's own folder (no caller passes the provider); the multi-region example
 # validates it with both replica_region and compliance_profile on, the Lambda example with both off.
-@pytest.mark.parametrize("folder", ["examples/multi-region", "examples/lambda-agent"], ids=["module", "lambda-agent"])
+@pytest.mark.parametrize(
+    "folder",
+    ["examples/multi-region", "examples/lambda-agent", "examples/minimal"],
+    ids=["module", "lambda-agent", "minimal"],
+)
 def test_terraform_validate(tmp_path: Path, folder: str) -> None:
     terraform, plugin_dir = _terraform(), _plugin_dir()
     work = _copy_module(tmp_path) / folder
@@ -123,3 +127,15 @@ def test_terraform_test_deploys_the_documents_python_renders(tmp_path: Path) -> 
     runs = len(re.findall(r'^run "', TF_TEST_FILE.read_text(encoding="utf-8"), re.M))
     assert tested.returncode == 0, tested.stdout + tested.stderr
     assert f"Success! {runs} passed, 0 failed." in tested.stdout
+
+
+def test_terraform_test_on_its_own_reads_the_committed_renderings() -> None:
+    """`terraform test` run by hand loads terraform/tests/expected.auto.tfvars.json (old code: no
+    such file, so "Reference to undeclared input variable" for `expected`; issue 34, item 15). It
+    must hold exactly what Python renders now; regenerate it with the snippet in its test file."""
+    expected = {
+        name.removesuffix(".json.tftpl"): render_file(POLICIES / name, values)
+        for name, values in module_template_values().items()
+    }
+    committed = TERRAFORM / "tests" / "expected.auto.tfvars.json"
+    assert committed.read_text(encoding="utf-8") == json.dumps({"expected": expected}, indent=2, sort_keys=True) + "\n"
