@@ -24,6 +24,7 @@ from tests.support.cli import LOCAL, ROOT, run, subprocess_env
 COMMANDS = [
     "demo", "chat", "ls", "cat", "agents", "stores", "export", "import", "purge", "shred", "rewrap", "rotate", "reseal",
     "retire", "migrate", "verify", "history", "show", "restore", "redact", "repair", "prune", "doctor", "mcp", "fleet",
+    "conformance",
 ]  # fmt: skip
 
 

@@ -17,9 +17,9 @@ from tests.support import BUCKET, ok, stock
 from tests.support.cli import CliClients, run
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
-REPORTING = {  # the commands issue 23 names, those that had --json before, and cat (issue 34)
+REPORTING = {  # the commands issue 23 names, those that had --json before, cat (issue 34) and conformance
     "export", "import", "purge", "prune", "restore", "redact", "migrate", "rotate", "rewrap", "shred", "history",
-    "doctor", "ls", "cat", "agents", "stores", "verify", "reseal", "retire",
+    "doctor", "ls", "cat", "agents", "stores", "verify", "reseal", "retire", "conformance",
 }  # fmt: skip
 
 # --- the documented schemas --------------------------------------------------------------
