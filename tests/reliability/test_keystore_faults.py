@@ -202,11 +202,14 @@ def test_shred_crash_at_every_call_then_again_leaves_nothing(
         return run
 
     total = calls_of(killer, shredding("sh-clean"))
-    # The `erasing` entry first; keys: list versions, delete them, list again (nothing); then the
-    # same for the objects; the entry last (its versions listed, then deleted).
+    # The `erasing` entry first: its stage read (no erase under way), written at `fence`, then
+    # switched to `destroying` with If-Match (see `purge.erase_fence`); keys: list versions, delete
+    # them, list again (nothing); then the same for the objects; the entry last (its versions
+    # listed, then deleted).
+    fence = ["s3:GetObject", "s3:PutObject", "s3:PutObject"]
     purge_pass = ["s3:ListObjectVersions", "s3:DeleteObjects", "s3:ListObjectVersions"]
     entry_gone = ["s3:ListObjectVersions", "s3:DeleteObjects"]
-    assert killer.calls == ["s3:PutObject", *purge_pass, *purge_pass, *entry_gone]
+    assert killer.calls == [*fence, *purge_pass, *purge_pass, *entry_gone]
     for k in range(1, total + 1):
         agent = f"sh-{k}"
         run_with_fault(killer, k, shredding(agent), persistent=True)
