@@ -13,6 +13,7 @@ from s3memory.errors import IntegrityError
 NONCE_BYTES = 12
 KEY_BYTES = 32
 TAG_BYTES = 16
+WRAPPED_BYTES = NONCE_BYTES + KEY_BYTES + TAG_BYTES  # every local wrap: nonce ‖ ciphertext ‖ tag
 
 
 def local_key_id(master_key: bytes) -> str:
@@ -27,7 +28,7 @@ def wrap_local(master_key: bytes, data_key: bytes, context: bytes, nonce: bytes 
 
 
 def unwrap_local(master_key: bytes, wrapped: bytes, context: bytes) -> bytes:
-    if len(wrapped) != NONCE_BYTES + KEY_BYTES + TAG_BYTES:
+    if len(wrapped) != WRAPPED_BYTES:
         raise IntegrityError()
     nonce, sealed = wrapped[:NONCE_BYTES], wrapped[NONCE_BYTES:]
     try:

@@ -74,36 +74,61 @@ class Keys:
     def unwrap_branch(self, agent_id: str, record: BranchRecord) -> bytes:
         """The plaintext of a branch key (one unwrap: KMS `Decrypt` for `KmsKeys`)."""
         if record.provider != self.provider_id:
-            raise other_source(record.provider, self.provider_id)
+            raise self.refusal(agent_id, record.provider, record.wrapped, record.branch_id)
         return _checked(self._unwrap_branch(agent_id, record.branch_id, record.wrapped))
 
     # -- format-1 data keys (read only) --
     def unwrap(self, agent_id: str, provider: str, wrapped: bytes) -> bytes:
         """The plaintext data key of a format-1 object's header (one unwrap)."""
         if provider != self.provider_id:
-            raise other_source(provider, self.provider_id)
+            raise self.refusal(agent_id, provider, wrapped)
         return _checked(self._unwrap(agent_id, wrapped))
 
     def clients(self) -> list[Any]:
         """The boto3 clients this provider calls (none for local keys), e.g. to count their requests."""
         return []
 
+    # -- keys of another provider --
+    def refusal(self, agent_id: str, sealed: str, wrapped: bytes, branch_id: str | None = None) -> S3MemoryError:
+        """What a key `wrapped` by provider `sealed` (not this one) answers: `other_source`, except
+        that a key this provider opens was sealed by it, so the provider field was altered (a header
+        is not authenticated before its key opens): an integrity failure, never a configuration error.
+        The key is only tried, never used."""
+        answer = other_source(sealed, self.provider_id, wrapped)
+        if isinstance(answer, KeyMisconfigured) and self._opens(agent_id, wrapped, branch_id):
+            return IntegrityError()
+        return answer
+
+    def _opens(self, agent_id: str, wrapped: bytes, branch_id: str | None) -> bool:
+        """Whether this provider opens `wrapped` without a call to a service. KMS is not asked: a
+        KMS blob is never shaped as a local wrap, so `other_source` already refuses it as tampering."""
+        return False
+
 
 KMS_PROVIDER, LOCAL_PROVIDER = "aws-kms", "local-"
 
 
-def other_source(sealed: str, configured: str) -> S3MemoryError:
+def other_source(sealed: str, configured: str, wrapped: bytes | None = None) -> S3MemoryError:
     """What a key sealed by provider `sealed` answers to a process configured with `configured`:
     a configuration error naming the key source that sealed it (`SealedWithKms`, `SealedWithLocalKey`,
     `OtherLocalKey`) when `sealed` is a provider s3memory writes, else an integrity failure. Nothing
-    is unwrapped either way; a bucket writer who changes the provider gets a configuration error
-    for a key that still opens with nothing but its own provider."""
+    is unwrapped either way. The provider name is not authenticated, so with the `wrapped` key it is
+    trusted only if the key is shaped as that provider's (a local wrap has exactly
+    `local_wrap.WRAPPED_BYTES`, a KMS blob never has): a provider field altered on a stored key
+    is an integrity failure. A bucket writer who forges the whole key gets a configuration error
+    for a key that opens with nothing but its own provider."""
     local = sealed.startswith(LOCAL_PROVIDER) and len(sealed) > len(LOCAL_PROVIDER)
+    if wrapped is not None and (sealed == KMS_PROVIDER or local) and local != _local_shaped(wrapped):
+        return IntegrityError()
     if sealed == KMS_PROVIDER:
         return KeyMisconfigured("SealedWithKms")
     if local:
         return KeyMisconfigured("OtherLocalKey" if configured.startswith(LOCAL_PROVIDER) else "SealedWithLocalKey")
     return IntegrityError()
+
+
+def _local_shaped(wrapped: bytes) -> bool:
+    return len(wrapped) == local_wrap.WRAPPED_BYTES
 
 
 def _checked(plaintext: bytes) -> bytes:
@@ -116,7 +141,7 @@ class LocalKeys(Keys):
     """Keys wrapped under a local 32-byte master key (AES-GCM). For development and tests.
 
     The provider id carries a fingerprint of the master key, so objects written under another
-    local key are reported as integrity failures rather than garbage.
+    local key are reported as such (`OtherLocalKey`) rather than garbage.
     """
 
     def __init__(self, master_key: bytes, **cache: Any) -> None:
@@ -131,6 +156,14 @@ class LocalKeys(Keys):
 
     def _unwrap(self, agent_id: str, wrapped: bytes) -> bytes:
         return local_wrap.unwrap_local(self._master, wrapped, agent_id.encode("utf-8"))
+
+    def _opens(self, agent_id: str, wrapped: bytes, branch_id: str | None) -> bool:
+        context = agent_id.encode("utf-8") if branch_id is None else local_context(agent_id, branch_id)
+        try:
+            local_wrap.unwrap_local(self._master, wrapped, context)
+        except IntegrityError:
+            return False
+        return True
 
     def _generate_branch(self, agent_id: str, branch_id: str) -> tuple[bytes, bytes]:
         plaintext = os.urandom(envelope.DATA_KEY_BYTES)

@@ -10,7 +10,7 @@ from s3memory.core.keyring import BranchRecord
 from s3memory.errors import IntegrityError, KeyMisconfigured, KeyUnavailable
 
 from .keycache import KeyCaches
-from .keys import Keys, other_source
+from .keys import Keys
 
 
 class KeyUnwrapping:
@@ -42,7 +42,7 @@ class KeyUnwrapping:
         """The plaintext of a branch key: from the cache, else one unwrap (one at a time per key)."""
         keys = self._provider()
         if record.provider != keys.provider_id:
-            raise other_source(record.provider, keys.provider_id)
+            raise keys.refusal(self.agent_id, record.provider, record.wrapped, record.branch_id)
         return self.caches.unwraps.fetch(
             (self.agent_id, record.provider, record.wrapped), lambda: keys.unwrap_branch(self.agent_id, record)
         )
@@ -51,7 +51,7 @@ class KeyUnwrapping:
         """The data key of a format-1 object's header, unwrapped: from the cache, else one unwrap."""
         keys = self._provider()
         if provider != keys.provider_id:
-            raise other_source(provider, keys.provider_id)
+            raise keys.refusal(self.agent_id, provider, wrapped)
         return self.caches.unwraps.fetch(
             (self.agent_id, provider, wrapped), lambda: keys.unwrap(self.agent_id, provider, wrapped)
         )

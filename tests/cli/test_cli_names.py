@@ -182,11 +182,14 @@ def test_verify_with_a_key_that_does_not_open_the_name_key_reports_it_once(capsy
     code, out, _ = run(capsys, "verify", "--agent", ENC, "-q", "--local-key", other)
     assert code == 1
     [branch] = branch_ids(s3, ENC)
+    other_key = (  # another local key is named as such, not as tampering (issue 34 item 2)
+        "sealed with another local key than S3MEMORY_LOCAL_KEY (OtherLocalKey): "
+        "set S3MEMORY_LOCAL_KEY (--local-key) to the local key that sealed it"
+    )
     assert untimed(out) == (
-        f"failed: {ENC}:branch key {branch}: failed its integrity check\n"
-        f"failed: {ENC}:file names: the file names cannot be read: failed its integrity check; "
-        "its files were not verified\n"
-        f"failed: {ENC}:name key {name_key_id(s3, ENC)}: failed its integrity check\n"
+        f"failed: {ENC}:branch key {branch}: {other_key}\n"
+        f"failed: {ENC}:file names: the file names cannot be read: {other_key}; its files were not verified\n"
+        f"failed: {ENC}:name key {name_key_id(s3, ENC)}: {other_key}\n"
         f"branch key {ENC} {branch} (active): 0 objects\n"
         "verified 0 objects, 0 bytes in T s (0 bookkeeping); 3 failed\n"
     )

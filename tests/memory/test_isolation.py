@@ -323,9 +323,16 @@ def test_tampered_file_can_still_be_deleted(ctx: Ctx) -> None:
 
 
 def test_object_written_under_another_local_master_key(s3: Any, make_tool: Callable[..., Any]) -> None:
+    """Another local key is a configuration error naming its code (issue 34 item 2), not tampering;
+    nothing is read or changed."""
     ok(make_tool(), command="create", path=NOTES, file_text=NOTES_TEXT)
+    before = state(s3)
     stranger = make_tool(keys=LocalKeys(bytes(32)))
-    assert err(stranger, command="view", path=NOTES) == integrity(NOTES)
+    assert err(stranger, command="view", path=NOTES) == (
+        "Error: The encryption key cannot be used (OtherLocalKey); nothing was changed. "
+        "An operator must fix the key configuration."
+    )
+    assert state(s3) == before
 
 
 # --- isolation between agents whose ids share a prefix ---------------------------------
