@@ -13,7 +13,7 @@ from anthropic.lib.tools import ToolError
 from botocore.exceptions import ClientError
 from pydantic import ValidationError
 
-from s3memory import S3MemoryTool, Settings
+from s3memory import ConfigurationError, S3MemoryTool, Settings
 from s3memory.storage.kms import KmsKeys
 from tests.support import BUCKET, LOCAL_KEY, ok
 
@@ -57,9 +57,9 @@ def test_configuration_errors_never_echo_the_local_key(monkeypatch: pytest.Monke
     monkeypatch.setenv("S3MEMORY_BUCKET", BUCKET)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    with pytest.raises(ValidationError) as caught:
+    with pytest.raises(ConfigurationError) as raised:  # naming the variable (issue 34 item 4)
         S3MemoryTool.from_env("agent-42")
-    shown = "\n".join([str(caught.value), repr(caught.value), *traceback.format_exception(caught.value)])
+    shown = "\n".join([str(raised.value), repr(raised.value), *traceback.format_exception(raised.value)])
     secret_free(shown, env["S3MEMORY_LOCAL_KEY"])
     with pytest.raises(ValidationError) as caught:
         Settings()
