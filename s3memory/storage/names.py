@@ -23,6 +23,7 @@ writer decides its key source and mode.
 from __future__ import annotations
 
 import secrets
+import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -93,6 +94,7 @@ class NameResolver:
         self._ciphers: dict[str, NameCipher] = {}
         self._codec: tuple[Ring, NameCodec] | None = None  # the codec, and the listing it was resolved from
         self._no_files = False
+        self._files_lock = threading.Lock()  # one LIST for the checks a command sends in parallel
         self._unkept: NameCipher | None = None  # read-only, no name key yet: see `cipher`
 
     @property
@@ -166,11 +168,14 @@ class NameResolver:
         Once False, stays False: a file written since needs generation 1, which the ring shows."""
         if self._no_files:
             return False
-        for page in self.store.iter_pages(self.layout.root):
-            if any(not self.layout.is_bookkeeping(obj.key) for obj in page.objects):
-                return True
-        self._no_files = True
-        return False
+        with self._files_lock:
+            if self._no_files:
+                return False
+            for page in self.store.iter_pages(self.layout.root):
+                if any(not self.layout.is_bookkeeping(obj.key) for obj in page.objects):
+                    return True
+            self._no_files = True
+            return False
 
     def resolved(self) -> AgentKeyspace:
         """The layout with the agent's names resolved now: one keystore read and the name key
