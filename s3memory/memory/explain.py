@@ -32,6 +32,7 @@ from s3memory.errors import (
     ActiveKeyIntegrity,
     AgentErasing,
     CommandError,
+    ConfigurationError,
     IntegrityError,
     InvalidPath,
     KeyMisconfigured,
@@ -159,6 +160,8 @@ def _reraise(err: Any) -> NoReturn:
 
 FAILURES: dict[type[S3MemoryError], Failure] = {
     S3MemoryError: Failure(_no_model_text, cli=str, report=_reraise),
+    # `from_env`'s settings: raised before a tool exists, so never the model's; its message names the variable.
+    ConfigurationError: Failure(_no_model_text, cli=str, report=str),
     CommandError: Failure(
         model=lambda err, display, partial: err.message,
         cli=lambda err: err.message.removeprefix("Error: "),
@@ -330,6 +333,8 @@ def configuration_message(err: S3MemoryError, *, key_flag: str = "") -> str:
 
     `key_flag`: the flag that names the KMS key in this command, when it is not --kms-key-id.
     """
+    if isinstance(err, ConfigurationError):
+        return for_cli(err)  # it names the variable to fix already
     code = str(getattr(err, "code", "") or type(err).__name__)
     fix = FIXES.get(code)
     if fix is None:

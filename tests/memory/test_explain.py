@@ -11,6 +11,7 @@ from s3memory.errors import (
     AgentErasing,
     CommandError,
     ConditionalConflict,
+    ConfigurationError,
     IntegrityError,
     InvalidPath,
     KeyMisconfigured,
@@ -43,6 +44,7 @@ from s3memory.memory.explain import (
 # fails this test until it is placed here.
 WORDED_AS: dict[type[S3MemoryError], type[S3MemoryError]] = {
     S3MemoryError: S3MemoryError,
+    ConfigurationError: ConfigurationError,
     CommandError: CommandError,
     InvalidPath: CommandError,
     StorageError: StorageError,
@@ -231,6 +233,16 @@ def test_an_error_code_has_one_fix_and_the_cli_prints_it() -> None:
         "this agent's file names are being migrated; run `s3memory migrate --agent ID --names MODE` again to "
         "finish (it resumes where it stopped)"
     )
+
+
+def test_a_settings_error_is_worded_by_its_own_message_and_never_for_the_model() -> None:
+    """`from_env`'s ConfigurationError (issue 34 item 4) names the variable: every operator line keeps it."""
+    err = ConfigurationError("configuration: S3MEMORY_BUCKET is required")
+    assert for_cli(err) == for_report(err) == "configuration: S3MEMORY_BUCKET is required"
+    assert cli_failure(err) == ("configuration: S3MEMORY_BUCKET is required", True)
+    with pytest.raises(TypeError) as raised:  # raised before a tool exists: the model never sees it
+        for_model(err, "/memories/a.md")
+    assert str(raised.value) == "no model message for ConfigurationError"
 
 
 def test_an_unconfirmed_change_names_every_path_it_touched() -> None:
