@@ -689,9 +689,11 @@ def test_history_and_show_use_the_decrypted_paths(capsys: Any, versioned: Any, m
         0, "Here's the content of /memories/d/a.md with line numbers:\n     1\tone\n", ""
     )  # fmt: skip
     code, out, _ = run(capsys, "history", "--agent", ENC, "/memories/e")  # a directory
-    assert [line.split()[1:3] for line in out.splitlines()[:2]] == [
-        ["deleted", "/memories/e/a.md"], ["renamed-from", "/memories/d/a.md"]
+    lines = out.splitlines()
+    assert [line.split()[1:3] for line in lines[:2]] == [
+        ["deleted", "/memories/e/a.md"], ["renamed", "/memories/e/a.md"]
     ]  # fmt: skip
+    assert lines[1].endswith("  from /memories/d/a.md")  # the decrypted source, after the columns (issue 34 item 8)
 
 
 def test_restore_at_a_time_brings_back_a_deleted_file(
