@@ -89,7 +89,7 @@ EXPECTED = {
         "s3:ListBucket", "s3:GetObject", "s3:PutObject", "s3:DeleteObject",
         "kms:Decrypt", "kms:GenerateDataKey", "kms:ReEncryptFrom", "kms:ReEncryptTo",
     },
-    "erase": {"s3:ListBucket", "s3:ListBucketVersions", "s3:PutObject", "s3:DeleteObjectVersion"},
+    "erase": {"s3:ListBucket", "s3:ListBucketVersions", "s3:GetObject", "s3:PutObject", "s3:DeleteObjectVersion"},
 }  # fmt: skip
 # Granted beyond what these runs send, each for a named reason: prune by access (not by age) HEADs
 # old files and reads their access tags; erase deletes a current object without a version when the
@@ -329,7 +329,11 @@ def obj(key: str, bucket_arn: str = BUCKET_ARN) -> str:
 
 NOTES = obj("agents/alice/notes.md")
 BOOKKEEPING = obj("agents/alice/.s3memory/intents/rename-1.json")
-BRANCH_KEY = obj("agents/alice/.s3memory/keys/00000001", KEYSTORE_BUCKET_ARN)
+BRANCH_KEY = obj("agents/alice/.s3memory/keys/00000001", KEYSTORE_BUCKET_ARN)  # the claim of generation 1
+BRANCH_ENTRY = obj("agents/alice/.s3memory/keys/00000001-0123456789abcdef.1700000000.aws-kms.QUJD", KEYSTORE_BUCKET_ARN)
+PLANTED_CLAIM = obj("agents/alice/.s3memory/keys/99999999", KEYSTORE_BUCKET_ARN)  # out of sequence
+ERASING = obj("agents/alice/.s3memory/keys/erasing", KEYSTORE_BUCKET_ARN)
+SHREDDED = obj("agents/alice/.s3memory/keys/shredded", KEYSTORE_BUCKET_ARN)
 RESULT = obj(f"{RESULTS_PREFIX}run-1/done/agent/alice", RESULTS_BUCKET_ARN)
 VIA_S3 = {"kms:ViaService": f"s3.{REGION}.amazonaws.com"}
 # (action, resource, context) -> the decision for each class, in CLASSES order
@@ -348,10 +352,17 @@ DECISIONS = [
     ("s3:PutObject", NOTES, {}, (IMPLICIT, IMPLICIT, IMPLICIT, ALLOWED, IMPLICIT)),
     ("s3:PutObject", BRANCH_KEY, {}, (IMPLICIT, IMPLICIT, IMPLICIT, ALLOWED, ALLOWED)),
     ("s3:PutObjectTagging", NOTES, {}, (IMPLICIT, IMPLICIT, IMPLICIT, IMPLICIT, IMPLICIT)),
-    # reads: headers for inspect and prune (no plaintext: see KMS below), branch keys by name only
+    # reads: headers for inspect and prune (no plaintext: see KMS below); of the keystore, only the
+    # claims, for the classes that read keys (an untagged or missing index entry is checked against
+    # its claim, and verify reads every claim: issue 32), and the `erasing` stage for erase (issue 34)
     ("s3:GetObject", NOTES, {}, (ALLOWED, ALLOWED, ALLOWED, ALLOWED, IMPLICIT)),
     ("s3:GetObjectTagging", NOTES, {}, (ALLOWED, IMPLICIT, ALLOWED, IMPLICIT, IMPLICIT)),
-    ("s3:GetObject", BRANCH_KEY, {}, (IMPLICIT, IMPLICIT, IMPLICIT, IMPLICIT, IMPLICIT)),
+    ("s3:GetObject", BRANCH_KEY, {}, (IMPLICIT, ALLOWED, IMPLICIT, ALLOWED, IMPLICIT)),
+    ("s3:GetObject", PLANTED_CLAIM, {}, (IMPLICIT, ALLOWED, IMPLICIT, ALLOWED, IMPLICIT)),  # verify reports it
+    ("s3:GetObject", BRANCH_ENTRY, {}, (IMPLICIT,) * 5),
+    ("s3:GetObject", ERASING, {}, (IMPLICIT,) * 4 + (ALLOWED,)),
+    ("s3:GetObject", SHREDDED, {}, (IMPLICIT,) * 5),
+    ("s3:GetObject", obj("other-app/x/.s3memory/keys/00000001", KEYSTORE_BUCKET_ARN), {}, (IMPLICIT,) * 5),
     ("s3:GetObjectVersion", NOTES, {}, (IMPLICIT, IMPLICIT, IMPLICIT, IMPLICIT, IMPLICIT)),
     ("s3:ListBucketVersions", BUCKET_ARN, {"s3:prefix": "agents/alice/"}, (IMPLICIT,) * 4 + (ALLOWED,)),
     ("s3:ListBucket", BUCKET_ARN, {"s3:prefix": "agents/"}, (ALLOWED,) * 5),
