@@ -4,10 +4,10 @@
 # and passes the Python renderings as the `expected` variable; it also checks the validations.
 # Run on its own (`terraform init && terraform test` in terraform/), it reads the same renderings
 # from tests/expected.auto.tfvars.json, which tests/terraform/test_terraform_cli.py keeps equal to
-# them; regenerate it after changing a policy template:
-#   python -c 'import json; from tests.terraform.deploy import POLICIES, module_template_values as v; \
-#     from tests.terraform.render import render_file as r; print(json.dumps({"expected": {n.removesuffix(\
-#     ".json.tftpl"): r(POLICIES / n, x) for n, x in v().items()}}, indent=2, sort_keys=True))' \
+# them (every policy document and the fleet's state machine definition); regenerate it after
+# changing a policy or state machine template:
+#   python -c 'import json; from tests.terraform.test_terraform_cli import expected_renderings; \
+#     print(json.dumps({"expected": expected_renderings()}, indent=2, sort_keys=True))' \
 #     > terraform/tests/expected.auto.tfvars.json
 # Attributes left null in the configuration get generated values from the mocked provider, so
 # the assertions only read attributes the configuration sets.

@@ -44,6 +44,17 @@ ALL_TEMPLATES = [
 TF_TEST_FILE = TERRAFORM / "tests" / "rendered_policies.tftest.hcl"
 
 
+def expected_renderings() -> dict[str, str]:
+    """What the module must deploy, as Python renders it: every policy document, and the fleet's
+    state machine definition (the .tftest.hcl's `expected` variable)."""
+    expected = {
+        name.removesuffix(".json.tftpl"): render_file(POLICIES / name, values)
+        for name, values in module_template_values().items()
+    }
+    expected["fleet-state-machine-definition"] = render_file(STATE_MACHINE_TEMPLATE, state_machine_values())
+    return expected
+
+
 def _terraform() -> str:
     terraform = shutil.which("terraform")
     if terraform is None:
@@ -115,12 +126,7 @@ def test_terraform_validate(tmp_path: Path, folder: str) -> None:
 def test_terraform_test_deploys_the_documents_python_renders(tmp_path: Path) -> None:
     terraform, plugin_dir = _terraform(), _plugin_dir()
     work = _copy_module(tmp_path)
-    expected = {
-        name.removesuffix(".json.tftpl"): render_file(POLICIES / name, values)
-        for name, values in module_template_values().items()
-    }
-    expected["fleet-state-machine-definition"] = render_file(STATE_MACHINE_TEMPLATE, state_machine_values())
-    (tmp_path / "expected.tfvars.json").write_text(json.dumps({"expected": expected}), encoding="utf-8")
+    (tmp_path / "expected.tfvars.json").write_text(json.dumps({"expected": expected_renderings()}), encoding="utf-8")
     init = _run(terraform, "init", "-backend=false", "-input=false", "-no-color", f"-plugin-dir={plugin_dir}", cwd=work)
     assert init.returncode == 0, init.stdout + init.stderr
     tested = _run(terraform, "test", "-no-color", f"-var-file={tmp_path / 'expected.tfvars.json'}", cwd=work)
@@ -133,9 +139,8 @@ def test_terraform_test_on_its_own_reads_the_committed_renderings() -> None:
     """`terraform test` run by hand loads terraform/tests/expected.auto.tfvars.json (old code: no
     such file, so "Reference to undeclared input variable" for `expected`; issue 34, item 15). It
     must hold exactly what Python renders now; regenerate it with the snippet in its test file."""
-    expected = {
-        name.removesuffix(".json.tftpl"): render_file(POLICIES / name, values)
-        for name, values in module_template_values().items()
-    }
     committed = TERRAFORM / "tests" / "expected.auto.tfvars.json"
-    assert committed.read_text(encoding="utf-8") == json.dumps({"expected": expected}, indent=2, sort_keys=True) + "\n"
+    assert (
+        committed.read_text(encoding="utf-8")
+        == json.dumps({"expected": expected_renderings()}, indent=2, sort_keys=True) + "\n"
+    )
