@@ -186,8 +186,16 @@ def _actions(
             created = previous is None or previous.delete_marker
             action = ACTIONS.get(command, "created" if created else "edited")
         seen.setdefault(fingerprint, version)
-        walked.append((replace(change, action=action, actor=actor, command=command, repeats=repeats), None))
+        # A repeat (a migration's copy, a replay) carries the sealed time of the write it repeats: it
+        # happened when S3 stored it, so it sorts after the version it copies (never before it, even
+        # where S3's time has whole seconds and the sealed time has microseconds).
+        when = _later(change.time, version.last_modified) if repeats else change.time
+        walked.append((replace(change, time=when, action=action, actor=actor, command=command, repeats=repeats), None))
     return [change for change, previous in reversed(walked) if previous is None or previous not in copied]
+
+
+def _later(sealed: datetime | None, stored: datetime | None) -> datetime | None:
+    return stored if sealed is None else sealed if stored is None else max(sealed, stored)
 
 
 def _stamp(when: datetime | None) -> float:
