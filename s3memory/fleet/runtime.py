@@ -76,12 +76,14 @@ class Runtime:
         return self.store if not bucket or bucket == self.store.bucket else AdminStore(self.s3, bucket)
 
     def vault(self, owner: str, *, writing: bool = False) -> Vault:
-        """The owner's vault (`writing`: an agent with no key yet takes S3MEMORY_NAMES, as the CLI's)."""
+        """The owner's vault (`writing`: an agent with no key yet takes S3MEMORY_NAMES, as the CLI's).
+        Otherwise read-only, as the CLI's inspection vault: it fills in and repairs nothing (the
+        audit role may not write the keystore; it reads the claim of an untagged entry instead)."""
         full = self.keyed
         keys = full.keys(self.kms)
         if writing:
             return open_vault(self.store, keys, owner, full.agent_options(), new_agent=full.names)
-        return open_vault(self.store, keys, owner, full.agent_options(), names=NameMode.AUTO)
+        return open_vault(self.store, keys, owner, full.agent_options(), names=NameMode.AUTO, read_only=True)
 
     def space(self, owner: str) -> AgentKeyspace:
         """The owner's key layout with its names resolved, as the single-agent commands resolve it

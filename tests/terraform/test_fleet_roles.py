@@ -19,6 +19,7 @@ own Map's child workflows), the schedule's role and the trust policies.
 from __future__ import annotations
 
 import importlib.util
+import re
 import sys
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
@@ -305,6 +306,65 @@ def test_every_recorded_request_is_allowed_for_its_class(
     # The evaluator drops kms:EncryptionContext keys (test_policies.py pins it), so the data-key
     # grants, conditioned on the agent's context, are decided structurally below; the SSE key's are not.
     assert {r.split("/")[0] for _, r, _ in requests} >= {BUCKET_ARN, RESULTS_BUCKET_ARN}
+    refused = {
+        (action, resource): result
+        for action, resource, context in requests
+        if (result := _decide(simulator, role_class, action, resource, context)) != ALLOWED
+    }
+    assert refused == {}
+
+
+def _untag_index_entries(s3: Any, agent: str) -> None:
+    """Make the agent's keystore look as a release before issue 32 left it: index entries without
+    their claim tag (`.c...`), which a reader trusts only after reading the claim."""
+    folder = f"{PREFIX}{agent}/.s3memory/keys/"
+    for listed in s3.list_objects_v2(Bucket=KEYSTORE_BUCKET, Prefix=folder)["Contents"]:
+        untagged = re.sub(r"\.c[A-Za-z0-9_-]{22}$", "", listed["Key"])
+        if untagged != listed["Key"]:
+            s3.copy_object(
+                Bucket=KEYSTORE_BUCKET, Key=untagged, CopySource={"Bucket": KEYSTORE_BUCKET, "Key": listed["Key"]}
+            )
+            s3.delete_object(Bucket=KEYSTORE_BUCKET, Key=listed["Key"])
+
+
+@pytest.mark.parametrize(("job", "role_class"), [("verify", "audit"), ("reseal", "keys")])
+def test_the_key_readers_read_the_claims_of_untagged_entries_and_may(
+    simulator: Simulator | str, job: str, role_class: str
+) -> None:
+    """Issue 32: an agent whose index entries carry no claim tag (made before it) is read through
+    its claims, so the classes that read keys GET them; their roles allow exactly that."""
+    agent = f"olga-{job}"  # the module's moto state is shared: an agent of its own
+    with mock_aws(), pytest.MonkeyPatch.context() as patch:
+        s3 = boto3.client("s3", region_name=MOTO_REGION)
+        kms = boto3.client("kms", region_name=MOTO_REGION)
+        for bucket in (BUCKET, KEYSTORE_BUCKET, RESULTS_BUCKET):
+            s3.create_bucket(Bucket=bucket)
+        key = kms.create_key()["KeyMetadata"]["Arn"]
+        with S3MemoryTool(
+            bucket=BUCKET, agent_id=agent, keys=KmsKeys(key, kms_client=kms), s3_client=s3, prefix=PREFIX,
+            keystore_bucket=KEYSTORE_BUCKET,
+        ) as tool:  # fmt: skip
+            tool.call({"command": "create", "path": "/memories/a.md", "file_text": "a\n"})
+        _untag_index_entries(s3, agent)
+        for name, value in {
+            "S3MEMORY_BUCKET": BUCKET,
+            "S3MEMORY_KEYSTORE_BUCKET": KEYSTORE_BUCKET,
+            "S3MEMORY_PREFIX": PREFIX,
+            "S3MEMORY_REGION": MOTO_REGION,
+            "S3MEMORY_NAMES": "plain",
+            "S3MEMORY_KMS_KEY_ID": key,
+        }.items():
+            patch.setenv(name, value)
+        with recording(patch) as recorder:
+            patch.setattr(worker, "_RUNTIME", [])
+            answer = worker.lambda_handler(_event(job, {}, agent), Context())
+            calls = recorder.take()
+            for built in worker._RUNTIME:
+                built.close()
+    assert [r["outcome"] for r in answer["results"]] == ["ok"], answer
+    requests = [(a, r, dict(c)) for a, r, c in iam_requests(calls)]
+    claim = obj(f"{PREFIX}{agent}/.s3memory/keys/00000001", KEYSTORE_BUCKET_ARN)
+    assert ("s3:GetObject", claim) in {(a, r) for a, r, _ in requests}
     refused = {
         (action, resource): result
         for action, resource, context in requests
