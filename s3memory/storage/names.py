@@ -166,8 +166,6 @@ class NameResolver:
     def _has_files(self) -> bool:
         """True if the agent stores memory files (of a writer before branch keys: format 1).
         Once False, stays False: a file written since needs generation 1, which the ring shows."""
-        if self._no_files:
-            return False
         with self._files_lock:
             if self._no_files:
                 return False

@@ -14,7 +14,7 @@ from s3memory import ConfigurationError, S3MemoryTool
 from s3memory.cli import progress as progress_module
 from s3memory.cli.exits import aws_configuration, endpoint_hint
 from s3memory.errors import StorageUnavailable
-from tests.support import ok
+from tests.support import BUCKET, ok
 from tests.support.cli import run
 
 NEEDS_MOTO = (
@@ -65,7 +65,7 @@ def test_a_mistyped_agent_id_gets_the_closest_stored_one(capsys: Any, env: Any, 
     code, _, error = run(capsys, "ls", "--agent", "support-agnet-1")
     assert (code, error) == (
         1,
-        "s3memory: error: agent support-agnet-1 has no objects under s3://s3memory-test-bucket/agents/support-agnet-1/ "
+        f"s3memory: error: agent support-agnet-1 has no objects under s3://{BUCKET}/agents/support-agnet-1/ "
         "(prefix 'agents/'); check --agent and --prefix; did you mean --agent support-agent-1?\n",
     )
 
