@@ -40,7 +40,7 @@ def test_a_backend_suite_fails_the_cases_its_backend_breaks(tmp_path: Any) -> No
     )
     root = Path(__file__).resolve().parents[2]
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", str(tmp_path),
+        [sys.executable, "-m", "pytest", "-q", "-rN", "-p", "no:cacheprovider", "--rootdir", str(tmp_path),
          "-c", "/dev/null", str(tmp_path / "test_backend.py")],
         capture_output=True, text=True, cwd=root, timeout=120,
         env={**os.environ, "PYTHONPATH": str(root), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
