@@ -278,7 +278,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = _command(sub, "conformance", "run the memory tool conformance kit against any backend (a fresh memory a case)",
                  "s3memory conformance --tool mybackend:make_tool --concurrency",
-                 "0 ok, every case passed; 1 a case failed; 2 usage error (a --tool that cannot be loaded)")  # fmt: skip
+                 "0 ok, every case passed; 1 a case failed; 2 usage error (a --tool that will not load)")  # fmt: skip
     p.add_argument("--tool", metavar="MODULE:FACTORY",
                    help="a callable returning a fresh, empty memory tool (call(input), sync or async)")  # fmt: skip
     p.add_argument("--concurrency", action="store_true",
