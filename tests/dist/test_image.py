@@ -14,7 +14,6 @@ import base64
 import json
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import urllib.error
@@ -145,5 +144,6 @@ def test_the_entry_point_serves_with_a_token_and_the_health_check_passes(
         assert unauthorized.value.code == 401
     finally:
         process.terminate()
-        process.communicate(timeout=30)
-    assert process.returncode == -signal.SIGTERM
+        _, rest = process.communicate(timeout=30)
+    # SIGTERM (what a container runtime sends) is a normal stop: a `stopped` line and exit 0
+    assert (process.returncode, rest.splitlines()[-1:]) == (0, ["s3memory mcp: stopped"])
