@@ -193,6 +193,25 @@ def _names(vault: Vault, report: VerifyReport) -> AgentKeyspace | None:
     return None
 
 
+COLLISION = (
+    "is both a file and a directory: two creates raced, one of this name and one below it; "
+    "every command still works, and renaming the file (the tool's rename) keeps both"
+)
+
+
+def _collisions(agent: str, space: AgentKeyspace, objects: Sequence[ObjectInfo], report: VerifyReport) -> None:
+    """Report each name that is a file and a directory at once: the outcome docs/contract.md allows
+    when a create of `p.md` and one of `p.md/q.md` both check before either writes. Told by keys
+    alone (no request); shown as `space.shown` shows any path."""
+    files = {
+        path: obj.key
+        for obj in objects
+        if not space.is_bookkeeping(obj.key) and (path := space.path_of(obj.key)) is not None
+    }
+    for path in sorted({a for p in files for a in p.ancestors() if a in files}, key=lambda p: p.segments):
+        report.problems.append(Problem(agent, space.shown(files[path]), COLLISION))
+
+
 def verify(vaults: Sequence[Vault], pool: Pool, tracker: Tracker) -> VerifyReport:
     """Authenticate every object of each vault's agent: header, key, commitment, tag, UTF-8."""
     report = VerifyReport()
@@ -204,6 +223,8 @@ def verify(vaults: Sequence[Vault], pool: Pool, tracker: Tracker) -> VerifyRepor
         for obj in v.store.list_all(v.root)
         if not is_folder_marker(obj) and not space.is_keystore(obj.key)
     ]
+    for vault, space in spaces:
+        _collisions(vault.agent_id, space, [info for v, _, info in items if v is vault], report)
     tracker.start(len(items))
     references: Counter[tuple[str, str]] = Counter()
     for (vault, space, info), future in pool.completed(_verify_one, items):

@@ -19,6 +19,7 @@ from botocore.config import Config
 
 from s3memory import LocalKeys, S3MemoryTool
 from tests.support import BUCKET, LOCAL_KEY, REGION, err, ok
+from tests.support.cli import run as cli
 from tests.support.endpoint import ENDPOINT
 from tests.support.lost import Outage, fast_backoff
 
@@ -212,7 +213,7 @@ def test_a_create_below_a_path_that_is_being_created_wins_when_it_checks_first(t
     assert ok(b, command="view", path="/memories") == DIR_VIEW
 
 
-def test_racing_creates_of_a_file_and_a_file_below_it_are_never_both_refused(tools):
+def test_racing_creates_of_a_file_and_a_file_below_it_are_never_both_refused(tools, env, capsys):
     """Issue 31 item 5: A creates d/p.md while B creates d/p.md/q.md, and neither PUT goes out
     before the other create is about to send its own (a barrier at each PutObject). The one-wave
     create could have both PUTs stored before either check: each met the other's file and both
@@ -257,6 +258,17 @@ def test_racing_creates_of_a_file_and_a_file_below_it_are_never_both_refused(too
         "4.0K\t/memories/d/p.md/",
         "1B\t/memories/d/p.md/q.md",
     ]
+    a_client.meta.events.unregister("before-call.s3.PutObject", meet)
+    # What an operator sees: `verify` names the path, says what happened and what keeps both.
+    code, out, _ = cli(capsys, "verify", "--quiet", "--agent", AGENT)
+    assert code == 1
+    assert out.splitlines()[0] == (
+        f"failed: {AGENT}:/memories/d/p.md: is both a file and a directory: two creates raced, one of this name "
+        "and one below it; every command still works, and renaming the file (the tool's rename) keeps both"
+    )
+    assert out.splitlines()[-1].endswith(" s (0 bookkeeping); 1 failed")
+    ok(a, command="rename", old_path="/memories/d/p.md", new_path="/memories/d/p-file.md")
+    assert cli(capsys, "verify", "--quiet", "--agent", AGENT)[0] == 0
 
 
 # -- item 6: a lost PUT answer never leads to a delete of another writer's version ---------------
