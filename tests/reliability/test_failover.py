@@ -1,4 +1,5 @@
-"""Failover to a replica region and failback (issue 36), on moto with two regions.
+"""Failover to a replica region and failback (issue 36), with two regions on moto or an endpoint
+(MiniStack: `bash scripts/test-endpoint.sh ministack tests/reliability/test_failover.py`).
 
 The replica buckets are filled by `tests.support.replication.Replicator`, which does what S3
 replication does: same bytes and metadata, new version ids, keys in any order, some late. The
@@ -11,24 +12,20 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import boto3
 import pytest
 
 from s3memory import LocalKeys, S3MemoryTool
-from tests.support import LOCAL_KEY, ok
+from tests.support import LOCAL_KEY, ok, unique_bucket
 from tests.support import err as err_of
 from tests.support.cli import run
+from tests.support.endpoint import ENDPOINT, ON_MOTO, empty_bucket
 from tests.support.replication import Replicator
 
-# Each test makes buckets of fixed names (Object Lock can only be set when a bucket is created, and
-# the failover needs two regions), which only a fresh in-process moto gives every test: not yet
-# run against a shared endpoint such as MiniStack.
-pytestmark = pytest.mark.moto_only
-
-PRIMARY, REPLICA = "s3memory-dr-primary", "s3memory-dr-replica"
-KEYS, REPLICA_KEYS = "s3memory-dr-primary-keys", "s3memory-dr-replica-keys"
 REPLICA_REGION = "eu-west-1"
 FILES = {
     "/memories/notes.md": "first line\nsecond line\n",
@@ -38,39 +35,60 @@ FILES = {
 }
 
 
+@dataclass(frozen=True)
+class Regions:
+    """The test's two sides: their S3 clients, buckets (names of their own) and replicators."""
+
+    east: Any
+    west: Any
+    primary: str
+    keys: str
+    replica: str
+    replica_keys: str
+    memory_replication: Replicator
+    keys_replication: Replicator
+
+
 @pytest.fixture
-def regions(aws: None, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
-    """Versioned memory and keystore buckets in two regions, and the replicators between them."""
-    east = boto3.client("s3", region_name="us-east-1")
-    west = boto3.client("s3", region_name=REPLICA_REGION)
-    for client, buckets in ((east, (PRIMARY, KEYS)), (west, (REPLICA, REPLICA_KEYS))):
-        for bucket in buckets:
-            if client is west:
-                client.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": REPLICA_REGION})
-            else:
-                client.create_bucket(Bucket=bucket)
-            client.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+def regions(aws: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[Regions]:
+    """Versioned memory and keystore buckets in two regions (names of the test's own, see
+    `unique_bucket`), and the replicators between them."""
+    east = boto3.client("s3", region_name="us-east-1", endpoint_url=ENDPOINT)
+    west = boto3.client("s3", region_name=REPLICA_REGION, endpoint_url=ENDPOINT)
+    names = [unique_bucket(tag) for tag in ("dr-primary", "dr-keys", "dr-replica", "dr-rkeys")]
+    made = [(east, names[0]), (east, names[1]), (west, names[2]), (west, names[3])]
+    for client, bucket in made:
+        if client is west:
+            client.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": REPLICA_REGION})
+        else:
+            client.create_bucket(Bucket=bucket)
+        client.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
     monkeypatch.setenv("S3MEMORY_PREFIX", "agents/")
     monkeypatch.setenv("S3MEMORY_LOCAL_KEY", base64.b64encode(LOCAL_KEY).decode())
     monkeypatch.setenv("S3MEMORY_FENCE_SECONDS", "0")
-    return {
-        "east": east,
-        "west": west,
-        "memory": Replicator(east, PRIMARY, west, REPLICA, "agents/"),
-        "keys": Replicator(east, KEYS, west, REPLICA_KEYS, "agents/"),
-    }
+    if ENDPOINT:
+        monkeypatch.setenv("S3MEMORY_ENDPOINT_URL", ENDPOINT)
+    yield Regions(
+        east, west, *names,
+        memory_replication=Replicator(east, names[0], west, names[2], "agents/"),
+        keys_replication=Replicator(east, names[1], west, names[3], "agents/"),
+    )  # fmt: skip
+    if not ON_MOTO:  # a shared endpoint keeps buckets: leave none behind
+        for client, bucket in made:
+            empty_bucket(client, bucket)
+            client.delete_bucket(Bucket=bucket)
 
 
-def tool(s3: Any, agent: str, side: str = "primary", workers: int = 4) -> S3MemoryTool:
-    bucket, keys = (PRIMARY, KEYS) if side == "primary" else (REPLICA, REPLICA_KEYS)
+def tool(r: Regions, agent: str, side: str = "primary", workers: int = 4) -> S3MemoryTool:
+    s3, bucket, keys = (r.east, r.primary, r.keys) if side == "primary" else (r.west, r.replica, r.replica_keys)
     return S3MemoryTool(bucket=bucket, agent_id=agent, keys=LocalKeys(LOCAL_KEY), s3_client=s3, prefix="agents/",
                         keystore_bucket=keys, max_workers=workers)  # fmt: skip
 
 
-def on(monkeypatch: pytest.MonkeyPatch, side: str) -> None:
+def on(monkeypatch: pytest.MonkeyPatch, r: Regions, side: str) -> None:
     """Point the CLI at one side (S3MEMORY_BUCKET, _KEYSTORE_BUCKET, _REGION)."""
     bucket, keys, region = (
-        (PRIMARY, KEYS, "us-east-1") if side == "primary" else (REPLICA, REPLICA_KEYS, REPLICA_REGION)
+        (r.primary, r.keys, "us-east-1") if side == "primary" else (r.replica, r.replica_keys, REPLICA_REGION)
     )
     monkeypatch.setenv("S3MEMORY_BUCKET", bucket)
     monkeypatch.setenv("S3MEMORY_KEYSTORE_BUCKET", keys)
@@ -87,8 +105,8 @@ def text_of(t: S3MemoryTool, path: str) -> str:
     return "".join(line.split("\t", 1)[1] + "\n" for line in lines)
 
 
-def seed(s3: Any, agent: str) -> None:
-    t = tool(s3, agent)
+def seed(r: Regions, agent: str) -> None:
+    t = tool(r, agent)
     for path, text in FILES.items():
         ok(t, command="create", path=path, file_text=text)
     ok(t, command="str_replace", path="/memories/notes.md", old_str="second", new_str="2nd")
@@ -100,30 +118,31 @@ def versions(s3: Any, bucket: str, prefix: str) -> set[str]:
 
 
 def test_the_replica_reads_every_file_takes_writes_and_fails_back(
-    capsys: Any, regions: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+    capsys: Any, regions: Regions, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    east, west = regions["east"], regions["west"]
     for agent in ("ann", "bob"):
-        seed(east, agent)
-    copied = regions["memory"].run(seed=7) + regions["keys"].run(seed=11)
+        seed(regions, agent)
+    copied = regions.memory_replication.run(seed=7) + regions.keys_replication.run(seed=11)
     assert len(copied) == 2 * (5 + 2)  # per agent: five versions of four files; a claim and one key
     # new version ids on the replica, none of the primary's
-    assert not versions(east, PRIMARY, "agents/") & versions(west, REPLICA, "agents/")
-    on(monkeypatch, "replica")
+    assert not versions(regions.east, regions.primary, "agents/") & versions(regions.west, regions.replica, "agents/")
+    on(monkeypatch, regions, "replica")
     code, out, err = run(capsys, "verify", "--json")
     report = json.loads(out)
     assert (code, report["ok"], report["problems"]) == (0, True, [])
     assert (report["verified"], report["failed"], report["bytes"]) == (8, 0, 134)  # the edit arrived too
     assert [b["agent"] for b in report["branch_keys"]] == ["ann", "bob"]
     for agent in ("ann", "bob"):
-        replica = tool(west, agent, "replica")
+        replica = tool(regions, agent, "replica")
         expected = dict(FILES, **{"/memories/notes.md": "first line\n2nd line\n"})
         assert {path: text_of(replica, path) for path in FILES} == expected
     # failover: writes on the replica
-    replica = tool(west, "ann", "replica")
+    replica = tool(regions, "ann", "replica")
     ok(replica, command="create", path="/memories/after-failover.md", file_text="written in eu-west-1\n")
     ok(replica, command="str_replace", path="/memories/customers/acme.md", old_str="gold", new_str="platinum")
-    code, out, err = run(capsys, "doctor", "--replica", PRIMARY, "--replica-keystore-bucket", KEYS, "--json")
+    code, out, err = run(
+        capsys, "doctor", "--replica", regions.primary, "--replica-keystore-bucket", regions.keys, "--json"
+    )
     lag = json.loads(out)
     assert err == ""
     assert (code, lag["in_sync"], lag["only_primary"]["objects"], lag["differing"]) == (
@@ -133,22 +152,21 @@ def test_the_replica_reads_every_file_takes_writes_and_fails_back(
         ["agents/ann/customers/acme.md"],
     )  # fmt: skip  (seen from the replica: the primary lacks the new file, acme.md differs)
     # failback: the primary returns; replication back, then the primary serves again
-    back = regions["memory"].back()
+    back = regions.memory_replication.back()
     assert [e.key for e in back.run()] == ["agents/ann/after-failover.md", "agents/ann/customers/acme.md"]
-    assert regions["keys"].back().run() == []  # no new branch key was made on the replica
-    on(monkeypatch, "primary")
-    code, out, _err = run(capsys, "doctor", "--replica", REPLICA, "--replica-keystore-bucket", REPLICA_KEYS,
-                         "--replica-region", REPLICA_REGION)  # fmt: skip
+    assert regions.keys_replication.back().run() == []  # no new branch key was made on the replica
+    on(monkeypatch, regions, "primary")
+    code, out, _err = run(capsys, "doctor", "--replica", regions.replica, "--replica-keystore-bucket",
+                          regions.replica_keys, "--replica-region", REPLICA_REGION)  # fmt: skip
     assert (code, out.splitlines()[-1]) == (0, "in sync: 26 current objects compared")
-    primary = tool(east, "ann")
+    primary = tool(regions, "ann")
     assert text_of(primary, "/memories/after-failover.md") == "written in eu-west-1\n"
     assert text_of(primary, "/memories/customers/acme.md") == "acme: platinum tier\n"
-    assert regions["memory"].run() == []  # nothing loops back
+    assert regions.memory_replication.run() == []  # nothing loops back
 
 
-def test_a_directory_rename_replicated_mid_flight_completes_on_the_replica(regions: dict[str, Any]) -> None:
-    east, west = regions["east"], regions["west"]
-    seed(east, "ann")
+def test_a_directory_rename_replicated_mid_flight_completes_on_the_replica(regions: Regions) -> None:
+    seed(regions, "ann")
 
     class Crash(Exception):
         pass
@@ -160,20 +178,20 @@ def test_a_directory_rename_replicated_mid_flight_completes_on_the_replica(regio
         if puts[0] == 4:  # the intent record, two copies, then the primary region goes away
             raise Crash()
 
-    actor = tool(east, "ann", workers=1)
-    east.meta.events.register("before-call.s3.PutObject", die_at_the_fourth_put, unique_id="dr-crash")
+    actor = tool(regions, "ann", workers=1)
+    regions.east.meta.events.register("before-call.s3.PutObject", die_at_the_fourth_put, unique_id="dr-crash")
     try:
         with pytest.raises(Crash):
             actor.call({"command": "rename", "old_path": "/memories/customers", "new_path": "/memories/clients"})
     finally:
-        east.meta.events.unregister("before-call.s3.PutObject", unique_id="dr-crash")
-    intents = [k for k in (o["Key"] for o in east.list_objects_v2(Bucket=PRIMARY, Prefix="agents/ann/")["Contents"])
-               if "/.s3memory/intents/" in k]  # fmt: skip
+        regions.east.meta.events.unregister("before-call.s3.PutObject", unique_id="dr-crash")
+    listed = regions.east.list_objects_v2(Bucket=regions.primary, Prefix="agents/ann/")["Contents"]
+    intents = [o["Key"] for o in listed if "/.s3memory/intents/" in o["Key"]]
     assert len(intents) == 1
     # replicated out of order, one of the sources late: it never reaches the replica before failover
-    regions["memory"].run(seed=3, late=lambda key: key == "agents/ann/customers/initech.md")
-    regions["keys"].run()
-    replica = tool(west, "ann", "replica")
+    regions.memory_replication.run(seed=3, late=lambda key: key == "agents/ann/customers/initech.md")
+    regions.keys_replication.run()
+    replica = tool(regions, "ann", "replica")
     listing = view(replica, "/memories/clients")  # the first command completes the replicated change
     assert "acme.md" in listing
     assert "globex.md" in listing
@@ -182,19 +200,20 @@ def test_a_directory_rename_replicated_mid_flight_completes_on_the_replica(regio
     )
     assert text_of(replica, "/memories/clients/acme.md") == "acme: gold tier\n"
     assert text_of(replica, "/memories/clients/globex.md") == "globex: trial\n"
-    left = [o["Key"] for o in west.list_objects_v2(Bucket=REPLICA, Prefix="agents/ann/").get("Contents", [])]
+    left = [
+        o["Key"] for o in regions.west.list_objects_v2(Bucket=regions.replica, Prefix="agents/ann/").get("Contents", [])
+    ]
     assert [k for k in left if "/.s3memory/intents/" in k] == []  # the record is released
 
 
 def test_history_and_show_on_the_replica_use_its_own_version_ids(
-    capsys: Any, regions: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+    capsys: Any, regions: Regions, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    east, west = regions["east"], regions["west"]
-    seed(east, "ann")
-    regions["memory"].run()
-    regions["keys"].run()
-    on(monkeypatch, "replica")
-    old = sorted(versions(east, PRIMARY, "agents/ann/notes.md"))[0]
+    seed(regions, "ann")
+    regions.memory_replication.run()
+    regions.keys_replication.run()
+    on(monkeypatch, regions, "replica")
+    old = sorted(versions(regions.east, regions.primary, "agents/ann/notes.md"))[0]
     code, out, err = run(capsys, "show", "--agent", "ann", "/memories/notes.md", "--version", old)
     assert (code, out) == (1, "")
     assert err == f"s3memory: error: /memories/notes.md has no version {old}; `s3memory history` lists them\n"
@@ -203,7 +222,7 @@ def test_history_and_show_on_the_replica_use_its_own_version_ids(
     entries = json.loads(out)["changes"] if isinstance(json.loads(out), dict) else json.loads(out)
     ids = [e["version"] for e in entries]
     assert len(ids) == 2
-    assert set(ids) <= versions(west, REPLICA, "agents/ann/notes.md")
+    assert set(ids) <= versions(regions.west, regions.replica, "agents/ann/notes.md")
     code, out, err = run(capsys, "show", "--agent", "ann", "/memories/notes.md", "--version", ids[-1])
     assert (code, out) == (
         0,
