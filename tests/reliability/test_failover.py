@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import base64
 import json
+import re
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Any
 
 import boto3
@@ -228,3 +231,112 @@ def test_history_and_show_on_the_replica_use_its_own_version_ids(
         0,
         "Here's the content of /memories/notes.md with line numbers:\n     1\tfirst line\n     2\tsecond line\n",
     )
+
+
+def history_of(capsys: Any, *argv: str) -> list[dict[str, Any]]:
+    code, out, err = run(capsys, "history", "--agent", "ann", *argv, "--json")
+    entries: list[dict[str, Any]] = json.loads(out)
+    assert (code, re.sub(r"in \S+ s", "in T s", err)) == (0, f"{len(entries)} versions in T s\n")  # its summary only
+    return entries
+
+
+def test_history_on_the_replica_shows_the_writes_as_on_the_primary_with_its_own_version_ids(
+    capsys: Any, regions: Regions, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seed(regions, "ann")
+    t = tool(regions, "ann")
+    ok(t, command="delete", path="/memories/customers/globex.md")
+    time.sleep(1.1)  # S3's times have whole seconds: the copies are stored a second later than every write
+    regions.memory_replication.run(seed=5)
+    regions.keys_replication.run()
+    on(monkeypatch, regions, "primary")
+    primary = history_of(capsys)
+    on(monkeypatch, regions, "replica")
+    replica = history_of(capsys)
+
+    def seen(entries: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+        """Each file's changes, newest first (files in path order)."""
+        found = [(e["path"], e["action"], e["size"], e["command"], e["current"]) for e in entries]
+        return sorted(found, key=lambda change: change[0])
+
+    assert seen(replica) == seen(primary) == [
+        ("/memories/customers/acme.md", "created", 16, "create", True),
+        ("/memories/customers/globex.md", "deleted", None, None, True),
+        ("/memories/customers/globex.md", "created", 14, "create", False),
+        ("/memories/customers/initech.md", "created", 17, "create", True),
+        ("/memories/notes.md", "edited", 20, "str_replace", True),
+        ("/memories/notes.md", "created", 23, "create", False),
+    ]  # fmt: skip
+    # the writes' own (sealed) times, not the times of replication; a delete marker has S3's time only
+    written = {(e["path"], e["size"]): e["time"] for e in primary if e["size"] is not None}
+    assert {(e["path"], e["size"]): e["time"] for e in replica if e["size"] is not None} == written
+    deleted = [e["time"] for e in replica + primary if e["action"] == "deleted"]
+    assert deleted[0] > deleted[1]  # stored on the replica later
+    # the replica's own version ids, none of the primary's
+    ids = {e["version"] for e in replica}
+    assert ids == versions(regions.west, regions.replica, "agents/ann/") - versions(
+        regions.west, regions.replica, "agents/ann/.s3memory/"
+    )
+    assert not ids & {e["version"] for e in primary}
+
+
+def test_restore_on_the_replica_goes_by_the_writes_times_and_leaves_a_replicated_deletion_alone(
+    capsys: Any, regions: Regions, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    t = tool(regions, "ann")
+    for name in ("notes", "kept", "gone"):
+        ok(t, command="create", path=f"/memories/{name}.md", file_text=f"{name} v1\n")
+    at = datetime.now(timezone.utc)  # after those three writes' sealed times, before the next ones'
+    ok(t, command="str_replace", path="/memories/notes.md", old_str="v1", new_str="v2")
+    ok(t, command="delete", path="/memories/gone.md")
+    ok(t, command="create", path="/memories/new.md", file_text="new\n")
+    time.sleep(1.1)  # S3's times have whole seconds: every copy is stored after `at`
+    regions.memory_replication.run(seed=9)
+    regions.keys_replication.run()
+    on(monkeypatch, regions, "replica")
+    when = at.isoformat()
+    listed = regions.west.list_object_versions(Bucket=regions.replica, Prefix="agents/ann/notes.md")["Versions"]
+    first_of_notes = listed[-1]["VersionId"]  # listed newest first
+    left_alone = (
+        f"left alone /memories/gone.md: its state at {when} is unknown (its versions were stored after that time "
+        "(by replication from another region), and a deletion of it records no time of its own; restore it on the "
+        "bucket it was written to, or `s3memory show` a version)"
+    )
+    code, out, err = run(capsys, "restore", "--agent", "ann", "--at", at.strftime("%Y-%m-%dT%H:%M:%S.%fZ"), "--dry-run")
+    assert (code, err) == (0, "")
+    assert out.splitlines() == [
+        left_alone,
+        "would delete /memories/new.md",
+        f"would write /memories/notes.md (version {first_of_notes})",
+        f"would restore 2 files to {when}, 1 file left alone: state then unknown",
+    ]
+    code, out, err = run(capsys, "restore", "--agent", "ann", "--at", at.strftime("%Y-%m-%dT%H:%M:%S.%fZ"), "--yes")
+    assert (code, err.count("error")) == (0, 0)
+    lines = out.splitlines()
+    assert lines[0] == left_alone
+    assert re.sub(r"in \S+ s$", "in T s", lines[1]) == (
+        f"restored 2 files to {when} (1 written, 1 deleted, 0 already as they were, 1 file left alone: state then "
+        "unknown) in T s"
+    )
+    replica = tool(regions, "ann", "replica")
+    assert text_of(replica, "/memories/notes.md") == "notes v1\n"
+    assert text_of(replica, "/memories/kept.md") == "kept v1\n"  # current at `at`: left as it is
+    for gone in ("/memories/new.md", "/memories/gone.md"):
+        assert err_of(replica, command="view", path=gone) == (
+            f"The path {gone} does not exist. Please provide a valid path."
+        )
+
+
+def test_a_tool_on_the_replica_holding_a_file_edits_the_version_replication_delivers_late(regions: Regions) -> None:
+    primary = tool(regions, "ann")
+    ok(primary, command="create", path="/memories/notes.md", file_text="line one\nline two\n")
+    regions.memory_replication.run()
+    regions.keys_replication.run()
+    replica = tool(regions, "ann", "replica")
+    assert text_of(replica, "/memories/notes.md") == "line one\nline two\n"  # now held, with its ETag
+    # a write on the primary from before the failover reaches the replica only now
+    ok(primary, command="str_replace", path="/memories/notes.md", old_str="line two", new_str="line 2")
+    assert [e.key for e in regions.memory_replication.run()] == ["agents/ann/notes.md"]
+    ok(replica, command="str_replace", path="/memories/notes.md", old_str="line one", new_str="line 1")
+    # applied to the version S3 holds now (If-Match on the held ETag failed): the late write is kept
+    assert text_of(tool(regions, "ann", "replica"), "/memories/notes.md") == "line 1\nline 2\n"
