@@ -1,14 +1,14 @@
 """`restore`: bring an agent's memory (or one file or directory) back to its state at a time.
 
-From the version listing it works out, per file, the version that was current at TIME (or that
-the file did not exist then) and what is current now; a version S3 dates after TIME (stored later
-than written: a replica's copy) is dated by the time its writer sealed into it, as `history` does.
-A file whose text differs is written anew
-(sealed afresh, attributed to the restoring actor with the command `restore`, conditional on the
-ETag just read, so a concurrent write is never clobbered: it is reported instead); a file that did
-not exist at TIME is deleted (conditional too). Nothing is irreversible in a versioned bucket:
-every replaced or deleted version stays. A file whose text is already what it was at TIME is left
-alone, so an interrupted restore is completed by running it again.
+From the version listing it works out, per file, the version that was current at TIME (or that the
+file did not exist then) and what is current now; a version S3 dates after TIME (stored later than
+written: a replica's copy) is dated by the time its writer sealed into it, as `history` does. A
+file whose text differs is written anew (sealed afresh, attributed to the restoring actor with the
+command `restore`, conditional on the ETag just read, so a concurrent write is never clobbered: it
+is reported instead); a file that did not exist at TIME is deleted (conditional too). Nothing is
+irreversible in a versioned bucket: every replaced or deleted version stays. A file whose text is
+already what it was at TIME is left alone, so an interrupted restore is completed by running it
+again.
 
 Before its first change a restore writes an intent record, `.s3memory/restore` (sealed like any
 object, create-only), naming TIME and the path; it deletes it once every file is done. While it
