@@ -3,9 +3,9 @@
 
 The replica buckets are filled by `tests.support.replication.Replicator`, which does what S3
 replication does: same bytes and metadata, new version ids, keys in any order, some late. The
-keys are the local key source: moto's multi-region replica keys do not decrypt what the primary
-key wrapped (moto 5.2), so the KMS side of a failover is shown by the policy tests only
-(tests/terraform/test_replica_policies.py) and stays untested here.
+keys are the local key source, but in the KMS test: moto's multi-region replica keys do not
+decrypt what the primary key wrapped (moto 5.2), MiniStack's do, so that test (`real_conditions`)
+runs on MiniStack only.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Any
 import boto3
 import pytest
 
-from s3memory import LocalKeys, S3MemoryTool
+from s3memory import KmsKeys, LocalKeys, S3MemoryTool
 from tests.support import LOCAL_KEY, ok, unique_bucket
 from tests.support import err as err_of
 from tests.support.cli import run
@@ -82,10 +82,11 @@ def regions(aws: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[Regions]:
             client.delete_bucket(Bucket=bucket)
 
 
-def tool(r: Regions, agent: str, side: str = "primary", workers: int = 4) -> S3MemoryTool:
-    s3, bucket, keys = (r.east, r.primary, r.keys) if side == "primary" else (r.west, r.replica, r.replica_keys)
-    return S3MemoryTool(bucket=bucket, agent_id=agent, keys=LocalKeys(LOCAL_KEY), s3_client=s3, prefix="agents/",
-                        keystore_bucket=keys, max_workers=workers)  # fmt: skip
+def tool(r: Regions, agent: str, side: str = "primary", workers: int = 4, keys: Any = None) -> S3MemoryTool:
+    """A tool of `agent` on one side (the local test key unless `keys`)."""
+    s3, bucket, keystore = (r.east, r.primary, r.keys) if side == "primary" else (r.west, r.replica, r.replica_keys)
+    return S3MemoryTool(bucket=bucket, agent_id=agent, keys=keys or LocalKeys(LOCAL_KEY), s3_client=s3,
+                        prefix="agents/", keystore_bucket=keystore, max_workers=workers)  # fmt: skip
 
 
 def on(monkeypatch: pytest.MonkeyPatch, r: Regions, side: str) -> None:
@@ -108,8 +109,8 @@ def text_of(t: S3MemoryTool, path: str) -> str:
     return "".join(line.split("\t", 1)[1] + "\n" for line in lines)
 
 
-def seed(r: Regions, agent: str) -> None:
-    t = tool(r, agent)
+def seed(r: Regions, agent: str, keys: Any = None) -> None:
+    t = tool(r, agent, keys=keys)
     for path, text in FILES.items():
         ok(t, command="create", path=path, file_text=text)
     ok(t, command="str_replace", path="/memories/notes.md", old_str="second", new_str="2nd")
@@ -340,3 +341,41 @@ def test_a_tool_on_the_replica_holding_a_file_edits_the_version_replication_deli
     ok(replica, command="str_replace", path="/memories/notes.md", old_str="line one", new_str="line 1")
     # applied to the version S3 holds now (If-Match on the held ETag failed): the late write is kept
     assert text_of(tool(regions, "ann", "replica"), "/memories/notes.md") == "line 1\nline 2\n"
+
+
+@pytest.mark.real_conditions  # moto's multi-region replica keys do not decrypt the primary key's ciphertext
+def test_a_tool_and_the_cli_on_the_replica_unwrap_with_the_replica_kms_key_while_the_primary_key_is_out(
+    capsys: Any, regions: Regions, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    east = boto3.client("kms", region_name="us-east-1", endpoint_url=ENDPOINT)
+    west = boto3.client("kms", region_name=REPLICA_REGION, endpoint_url=ENDPOINT)
+    key = east.create_key(Description="s3memory failover test", MultiRegion=True)["KeyMetadata"]
+    replica_key = east.replicate_key(KeyId=key["KeyId"], ReplicaRegion=REPLICA_REGION)["ReplicaKeyMetadata"]["Arn"]
+    assert replica_key != key["Arn"]  # the same key id, another region's ARN
+    for agent in ("ann", "bob"):
+        seed(regions, agent, keys=KmsKeys(key["Arn"], kms_client=east))
+    regions.memory_replication.run(seed=4)
+    regions.keys_replication.run()
+    east.disable_key(KeyId=key["KeyId"])  # the primary region's KMS key is out of reach
+    primary = tool(regions, "ann", keys=KmsKeys(key["Arn"], kms_client=east))
+    assert err_of(primary, command="view", path="/memories/notes.md") == (
+        "Error: The encryption key cannot be used (DisabledException); nothing was changed. An operator must fix "
+        "the key configuration."
+    )
+    expected = dict(FILES, **{"/memories/notes.md": "first line\n2nd line\n"})
+    for agent in ("ann", "bob"):  # every replicated file, its branch key unwrapped by the replica key
+        replica = tool(regions, agent, "replica", keys=KmsKeys(replica_key, kms_client=west))
+        assert {path: text_of(replica, path) for path in FILES} == expected
+    replica = tool(regions, "ann", "replica", keys=KmsKeys(replica_key, kms_client=west))
+    ok(replica, command="create", path="/memories/after-failover.md", file_text="written in eu-west-1\n")
+    fresh = tool(regions, "ann", "replica", keys=KmsKeys(replica_key, kms_client=west))
+    assert text_of(fresh, "/memories/after-failover.md") == "written in eu-west-1\n"
+    # the CLI with the failover settings: S3MEMORY_KMS_KEY_ID = the replica key
+    on(monkeypatch, regions, "replica")
+    monkeypatch.delenv("S3MEMORY_LOCAL_KEY")
+    monkeypatch.setenv("S3MEMORY_KMS_KEY_ID", replica_key)
+    code, out, _err = run(capsys, "verify", "--json")
+    report = json.loads(out)
+    assert (code, report["ok"], report["problems"]) == (0, True, [])
+    assert (report["verified"], report["failed"]) == (9, 0)  # four files of each agent, and the new one
+    assert [b["agent"] for b in report["branch_keys"]] == ["ann", "bob"]
