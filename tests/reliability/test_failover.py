@@ -379,3 +379,95 @@ def test_a_tool_and_the_cli_on_the_replica_unwrap_with_the_replica_kms_key_while
     assert (code, report["ok"], report["problems"]) == (0, True, [])
     assert (report["verified"], report["failed"]) == (9, 0)  # four files of each agent, and the new one
     assert [b["agent"] for b in report["branch_keys"]] == ["ann", "bob"]
+
+
+def replicating(regions: Regions) -> None:
+    """Replication rules on the primary's memory and keystore buckets, as the Terraform module sets them."""
+    for source, destination in ((regions.primary, regions.replica), (regions.keys, regions.replica_keys)):
+        regions.east.put_bucket_replication(
+            Bucket=source,
+            ReplicationConfiguration={
+                "Role": "arn:aws:iam::123456789012:role/s3memory-replication",
+                "Rules": [{"ID": "memory", "Priority": 1, "Status": "Enabled", "Filter": {"Prefix": "agents/"},
+                           "DeleteMarkerReplication": {"Status": "Enabled"},
+                           "Destination": {"Bucket": f"arn:aws:s3:::{destination}"}}],
+            },
+        )  # fmt: skip
+
+
+def stored(regions: Regions, side: str, agent: str = "ann") -> tuple[int, int]:
+    """Every version and delete marker of `agent` on one side: (in the memory bucket, in the keystore bucket)."""
+    s3, memory, keys = (
+        (regions.east, regions.primary, regions.keys)
+        if side == "primary"
+        else (regions.west, regions.replica, regions.replica_keys)
+    )
+    return len(versions(s3, memory, f"agents/{agent}/")), len(versions(s3, keys, f"agents/{agent}/"))
+
+
+# what each command leaves of an agent it erased: purge keeps the branch keys, shred destroys them
+LEFT = {"purge": (0, 2), "shred": (0, 0)}
+
+
+@pytest.mark.parametrize("command", ["purge", "shred"])
+def test_an_erase_on_a_replicated_bucket_names_the_replica_flag_and_deletes_nothing(
+    capsys: Any, regions: Regions, monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    seed(regions, "ann")
+    regions.memory_replication.run()
+    regions.keys_replication.run()
+    replicating(regions)
+    on(monkeypatch, regions, "primary")
+    before = (stored(regions, "primary"), stored(regions, "replica"))
+    assert before == ((5, 2), (5, 2))  # five versions of four files; a claim and a key entry
+    code, out, err = run(capsys, command, "--agent", "ann", "--yes")
+    assert (code, out) == (2, "")
+    assert err == (
+        f"s3memory: error: s3://{regions.primary} replicates to s3://{regions.replica}, and S3 never replicates the "
+        f"deletion of a version: {command} here would leave the agent's copies there. Pass --replica "
+        f"{regions.replica} (with --replica-keystore-bucket and --replica-region) to erase both sides, or "
+        "--this-region-only to erase this side alone; nothing was deleted\n"
+    )
+    assert (stored(regions, "primary"), stored(regions, "replica")) == before
+    # the replica's keystore must be named when the keys have a bucket of their own
+    code, out, err = run(capsys, command, "--agent", "ann", "--yes", "--replica", regions.replica)
+    assert (code, out) == (2, "")
+    assert err == (
+        f"s3memory: error: the branch keys are in their own bucket (S3MEMORY_KEYSTORE_BUCKET={regions.keys}): "
+        "name the replica's with --replica-keystore-bucket BUCKET\n"
+    )
+    assert (stored(regions, "primary"), stored(regions, "replica")) == before
+    # this side alone, when asked for: the replica keeps its copies, every one of them
+    kept = versions(regions.west, regions.replica, "agents/ann/") | versions(regions.west, regions.replica_keys, "")
+    code, out, err = run(capsys, command, "--agent", "ann", "--yes", "--this-region-only")
+    assert code == 0
+    assert stored(regions, "primary") == LEFT[command]
+    # (a store that replicates, as MiniStack does, also copies the erase's `erasing` entry to the replica's keystore)
+    assert kept <= versions(regions.west, regions.replica, "agents/ann/") | versions(
+        regions.west, regions.replica_keys, ""
+    )
+    assert stored(regions, "replica")[0] == 5
+
+
+@pytest.mark.parametrize("command", ["purge", "shred"])
+def test_an_erase_with_the_replica_named_erases_the_agent_on_both_sides(
+    capsys: Any, regions: Regions, monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    for agent in ("ann", "bob"):
+        seed(regions, agent)
+    regions.memory_replication.run()
+    regions.keys_replication.run()
+    replicating(regions)
+    on(monkeypatch, regions, "primary")
+    code, out, _err = run(capsys, command, "--agent", "ann", "--yes", "--replica", regions.replica,
+                          "--replica-keystore-bucket", regions.replica_keys,
+                          "--replica-region", REPLICA_REGION)  # fmt: skip
+    assert code == 0
+    assert out.count("the replica: ") == 1
+    assert f"the replica: s3://{regions.replica} (keys s3://{regions.replica_keys}, region {REPLICA_REGION})" in out
+    assert (stored(regions, "primary"), stored(regions, "replica")) == (LEFT[command], LEFT[command])
+    assert (stored(regions, "primary", "bob"), stored(regions, "replica", "bob")) == ((5, 2), (5, 2))  # only ann
+    replica = tool(regions, "ann", "replica")
+    assert err_of(replica, command="view", path="/memories/notes.md") == (
+        "The path /memories/notes.md does not exist. Please provide a valid path."
+    )
