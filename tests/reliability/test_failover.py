@@ -459,9 +459,21 @@ def test_an_erase_with_the_replica_named_erases_the_agent_on_both_sides(
     regions.keys_replication.run()
     replicating(regions)
     on(monkeypatch, regions, "primary")
-    code, out, _err = run(capsys, command, "--agent", "ann", "--yes", "--replica", regions.replica,
-                          "--replica-keystore-bucket", regions.replica_keys,
-                          "--replica-region", REPLICA_REGION)  # fmt: skip
+    both = ("--replica", regions.replica, "--replica-keystore-bucket", regions.replica_keys,
+            "--replica-region", REPLICA_REGION)  # fmt: skip
+    code, out, _err = run(capsys, command, "--agent", "ann", "--dry-run", *both)
+    summaries = [line.split(" under ")[0] for line in out.splitlines() if line.startswith(f"would {command}")]
+    assert (code, len(summaries)) == (0, 2)  # one summary a side, the same counts
+    assert (
+        summaries[0]
+        == summaries[1]
+        == {
+            "purge": "would purge 5 versions (0 delete markers) of 4 objects",
+            "shred": "would shred 2 branch key versions",
+        }[command]
+    )
+    assert (stored(regions, "primary"), stored(regions, "replica")) == ((5, 2), (5, 2))
+    code, out, _err = run(capsys, command, "--agent", "ann", "--yes", *both)
     assert code == 0
     assert out.count("the replica: ") == 1
     assert f"the replica: s3://{regions.replica} (keys s3://{regions.replica_keys}, region {REPLICA_REGION})" in out
