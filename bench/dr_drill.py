@@ -11,7 +11,8 @@
    replica replicates back, and `doctor --replica` must report both sides in sync (failback).
 
 Keys come from the local key source: moto's multi-region replica keys do not decrypt a primary
-key's ciphertext (moto 5.2), so the KMS side is shown by the IAM/KMS policy tests, not here.
+key's ciphertext (moto 5.2), so the KMS side is tested on MiniStack instead
+(tests/reliability/test_failover.py, `make test-ministack`), not here.
 
     python bench/dr_drill.py [--agents 24] [--files 5] [--late 0.1] [--seed 1]
 """

@@ -1,12 +1,14 @@
 """`restore`: bring an agent's memory (or one file or directory) back to its state at a time.
 
-From the version listing it works out, per file, the version that was current at TIME (or that
-the file did not exist then) and what is current now. A file whose text differs is written anew
-(sealed afresh, attributed to the restoring actor with the command `restore`, conditional on the
-ETag just read, so a concurrent write is never clobbered: it is reported instead); a file that did
-not exist at TIME is deleted (conditional too). Nothing is irreversible in a versioned bucket:
-every replaced or deleted version stays. A file whose text is already what it was at TIME is left
-alone, so an interrupted restore is completed by running it again.
+From the version listing it works out, per file, the version that was current at TIME (or that the
+file did not exist then) and what is current now; a version S3 dates after TIME (stored later than
+written: a replica's copy) is dated by the time its writer sealed into it, as `history` does. A
+file whose text differs is written anew (sealed afresh, attributed to the restoring actor with the
+command `restore`, conditional on the ETag just read, so a concurrent write is never clobbered: it
+is reported instead); a file that did not exist at TIME is deleted (conditional too). Nothing is
+irreversible in a versioned bucket: every replaced or deleted version stays. A file whose text is
+already what it was at TIME is left alone, so an interrupted restore is completed by running it
+again.
 
 Before its first change a restore writes an intent record, `.s3memory/restore` (sealed like any
 object, create-only), naming TIME and the path; it deletes it once every file is done. While it
@@ -52,6 +54,7 @@ class Planned:
     path: MemoryPath
     step: Step
     version_id: str  # the version to bring back ("" for a delete, or a file whose state at TIME is unknown)
+    why: str = ""  # for a file whose state at TIME is unknown: why
 
 
 RECORD = MemoryPath((RESERVED_SEGMENT, "restore"))
@@ -132,7 +135,7 @@ class RestoreReport:
     written: int = 0
     deleted: int = 0
     unchanged: int = 0  # already as they were at TIME
-    unknown: list[MemoryPath] = field(default_factory=list)  # left alone: their state at TIME is unknown
+    unknown: list[Planned] = field(default_factory=list)  # left alone: their state at TIME is unknown (`why`)
     problems: list[Problem] = field(default_factory=list)
 
 
@@ -162,20 +165,62 @@ def plan(store: AdminStore, vault: Vault, at: datetime, scope: MemoryPath | None
     keys = merged_versions(store, vault, scope)
     steps: list[Planned] = []
     for path, versions in keys.items():  # each newest first
-        then = next((v for v in versions if v.last_modified is not None and v.last_modified <= at), None)
+        then, why = _state_at(store, vault, path, versions, at)
+        if why:
+            steps.append(Planned(path, "unknown", "", why))
+            continue
         now = versions[0] if versions and versions[0].latest else None
         existed = then is not None and not then.delete_marker
         exists = now is not None and not now.delete_marker
         if existed and then is not None and (not exists or now is None or now.version_id != then.version_id):
             steps.append(Planned(path, "write", then.version_id))
         elif not existed and exists:
-            known = _absent_then(store, vault, path, then, [v for v in versions if v is not then and _after(v, at)])
-            steps.append(Planned(path, "delete" if known else "unknown", ""))
+            later = versions if then is None else versions[: versions.index(then)]
+            known = _absent_then(store, vault, path, then, later)
+            steps.append(Planned(path, "delete" if known else "unknown", "", "" if known else EXPIRED))
     return sorted(steps)
 
 
-def _after(version: Version, at: datetime) -> bool:
-    return version.last_modified is None or version.last_modified > at
+EXPIRED = "its version from then expired or was redacted"
+REPLICATED_DELETE = (
+    "its versions were stored after that time (by replication from another region), and a deletion of it "
+    "records no time of its own; restore it on the bucket it was written to, or `s3memory show` a version"
+)
+
+
+def _state_at(
+    store: AdminStore, vault: Vault, path: MemoryPath, versions: list[Version], at: datetime
+) -> tuple[Version | None, str]:
+    """The version (or delete marker) current at `at`, newest first; (None, "") if none, (None, why)
+    if that cannot be told.
+
+    S3's time of a version is when it was stored in this bucket: on a replica (another region's
+    bucket filled by replication) that may be later than the write. A version S3 dates after `at`
+    is therefore asked for the time its writer sealed into it (authenticated; one HEAD): written
+    by `at`, it was current then, as `history` shows. A delete marker carries no time of its own:
+    passed over on the way to a version stored after `at` but written by then, the file's state at
+    `at` is unknown (deleted before or after), and restore leaves it alone."""
+    markers_passed = False
+    for version in versions:
+        if version.last_modified is not None and version.last_modified <= at:
+            return version, ""
+        if version.delete_marker:
+            markers_passed = True
+            continue
+        sealed = _sealed_at(store, vault, path, version)
+        if sealed is not None and sealed <= at:
+            return (None, REPLICATED_DELETE) if markers_passed else (version, "")
+    return None, ""
+
+
+def _sealed_at(store: AdminStore, vault: Vault, path: MemoryPath, version: Version) -> datetime | None:
+    """When the writer of `version` sealed it (its authenticated attribution), None if not recorded."""
+    try:
+        header = Header.from_metadata(store.version_metadata(version.key, version.version_id))
+        record = vault.attribution_of(path, header)
+    except (StorageError, IntegrityError, KeyUnavailable, NotFound):
+        return None
+    return None if record is None or not record.at else datetime.fromtimestamp(record.at / 1_000_000, timezone.utc)
 
 
 def _absent_then(store: AdminStore, vault: Vault, path: MemoryPath, then: Version | None, later: list[Version]) -> bool:
@@ -220,7 +265,7 @@ def restore(
     steps = plan(store, vault, at, scope)
     etag, resumed = _begin(vault, Intent.of(at, scope))
     planned = [step for step in steps if step.step != "unknown"]
-    report = RestoreReport(planned, resumed, unknown=[step.path for step in steps if step.step == "unknown"])
+    report = RestoreReport(planned, resumed, unknown=[step for step in steps if step.step == "unknown"])
     tracker.start(len(report.planned))
 
     def record(step: Planned, outcome: Callable[[], str]) -> None:

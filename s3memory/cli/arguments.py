@@ -52,6 +52,20 @@ def owner_options(parser: argparse.ArgumentParser, *, every: bool = False) -> No
 _EVERY_AGENT = "only this agent (default: every agent under the prefix)"
 
 
+def add_replica_flags(parser: argparse.ArgumentParser) -> None:
+    """purge's and shred's flags for a replica region (`cli.erase_replica`)."""
+    parser.add_argument("--replica", metavar="BUCKET",
+                        help="the replica region's memory bucket: erase the agent there too, after this side "
+                             "(S3 does not replicate the deletion of a version)")  # fmt: skip
+    parser.add_argument("--replica-keystore-bucket", metavar="BUCKET",
+                        help="the replica's keystore bucket (with --replica; needed when S3MEMORY_KEYSTORE_BUCKET "
+                             "is set)")  # fmt: skip
+    parser.add_argument("--replica-region", metavar="REGION", help="the replica's region (with --replica)")
+    parser.add_argument("--this-region-only", action="store_true",
+                        help="erase in this region only, though its buckets replicate (run it in the other region "
+                             "too)")  # fmt: skip
+
+
 def mount(text: str) -> str:
     from s3memory.core.mounts import parse_spec
 

@@ -59,6 +59,8 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         value = getattr(args, "workers" if field == "max_workers" else field, None)
         if value is not None:
             overrides[field] = value
+    if getattr(args, "keystore_bucket", None):  # set by `purge`/`shred --replica` for the replica side only
+        overrides["keystore_bucket"] = args.keystore_bucket
     if "local_key" in overrides and "kms_key_id" not in overrides:
         overrides["kms_key_id"] = None  # a key source given as a flag replaces the other from the environment
     elif "kms_key_id" in overrides and "local_key" not in overrides:

@@ -22,6 +22,7 @@ from .context import (
     problems_json,
     say,
 )
+from .erase_replica import on_both_sides, refuse_unreplicated_erase
 from .exits import EXIT_FAILED, EXIT_OK, Failed, UsageError
 from .history import say_if_locked
 from .progress import count, summary
@@ -70,12 +71,21 @@ def _report(args: argparse.Namespace, deleted: list[dict[str, Any]], problems: l
 
 
 def run_purge(args: argparse.Namespace) -> int:
+    return on_both_sides(args, _purge)
+
+
+def run_shred(args: argparse.Namespace) -> int:
+    return on_both_sides(args, _shred)
+
+
+def _purge(args: argparse.Namespace) -> int:
     from s3memory.admin.locked import purge_refusal
     from s3memory.admin.purge import list_versions, purge
 
     can_confirm(args, "purge")
     started = time.monotonic()
     with connect(args, keys=False) as ctx:
+        refuse_unreplicated_erase(args, ctx, "purge")
         ctx.require(args.agent, versions=True)
         space = ctx.space(args.agent)
         root = space.root
@@ -121,7 +131,7 @@ def run_purge(args: argparse.Namespace) -> int:
     return EXIT_FAILED if report.problems else EXIT_OK
 
 
-def run_shred(args: argparse.Namespace) -> int:
+def _shred(args: argparse.Namespace) -> int:
     from s3memory.admin import locked
     from s3memory.admin.locked import keystore_refusal
     from s3memory.admin.purge import list_versions
@@ -130,6 +140,7 @@ def run_shred(args: argparse.Namespace) -> int:
     can_confirm(args, "shred")
     started = time.monotonic()
     with connect(args, keys=False) as ctx:
+        refuse_unreplicated_erase(args, ctx, "shred")
         ctx.require(args.agent, versions=True)
         space = ctx.space(args.agent)
         keystore = ctx.keystore

@@ -186,7 +186,7 @@ def run_restore(args: argparse.Namespace) -> int:
             steps = plan(ctx.store, vault, at, scope)
             for step in steps:
                 what = f"{step.path.display} (version {step.version_id})" if step.step == "write" else step.path.display
-                say(_unknown(step.path.display, when) if step.step == "unknown" else f"would {step.step} {what}")
+                say(_unknown(step, when) if step.step == "unknown" else f"would {step.step} {what}")
             changed = [step for step in steps if step.step != "unknown"]
             print_summary(f"would restore {count(len(changed), 'file')} to {when}{_left(len(steps) - len(changed))}")
             writes = sum(s.step == "write" for s in changed)
@@ -204,8 +204,8 @@ def run_restore(args: argparse.Namespace) -> int:
         report = restore(ctx.store, vault, at, scope, ctx.pool, progress)
         progress.finish()
     print_problems(report.problems)
-    for path in report.unknown:
-        say(_unknown(path.display, when))
+    for step in report.unknown:
+        say(_unknown(step, when))
     done = f"{report.written:,} written, {report.deleted:,} deleted, {report.unchanged:,} already as they were"
     done += _left(len(report.unknown))
     line = f"restored {count(len(report.planned), 'file')} to {when} ({done}) in {time.monotonic() - started:.2f} s"
@@ -236,8 +236,8 @@ def _restored(
                    "resumed": resumed, "problems": problems})  # fmt: skip
 
 
-def _unknown(path: str, when: str) -> str:
-    return f"left alone {path}: its state at {when} is unknown (its version from then expired or was redacted)"
+def _unknown(step: Planned, when: str) -> str:
+    return f"left alone {step.path.display}: its state at {when} is unknown ({step.why})"
 
 
 def _left(unknown: int) -> str:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from s3memory.core.limits import DEFAULT_FENCE_WAIT_SECONDS, DEFAULT_MODEL, WRITE_FENCE_SECONDS
 from s3memory.core.version import __version__
 
-from .arguments import Parser, agent_id, mount, owner_options, parents
+from .arguments import Parser, add_replica_flags, agent_id, mount, owner_options, parents
 from .exits import PROG
 from .fleet_args import add as add_fleet
 from .logs import add_argument as add_log_level
@@ -156,6 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
     owner_options(p)
     p.add_argument("--yes", action="store_true", help="do not ask for the agent id to be typed again")
     p.add_argument("--dry-run", action="store_true", help="list what would be deleted; delete nothing")
+    add_replica_flags(p)
 
     p = _command(sub, "shred", "crypto-shred an agent: destroy every version of its branch keys, then purge it",
                  "s3memory shred --agent support-agent-1 --dry-run", ok_failed, [conn, bulk],
@@ -166,6 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--yes", action="store_true", help="do not ask for the agent id to be typed again")
     p.add_argument("--dry-run", action="store_true", help="list what would be deleted; delete nothing")
+    add_replica_flags(p)
 
     p = _command(sub, "rewrap", "re-wrap the agents' branch keys under another KMS key (objects untouched; resumable)",
                  "s3memory rewrap --to-key alias/s3memory-2025 --agent support-agent-1", ok_failed,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import collections
 import os
 import threading
+import uuid
 from collections.abc import Iterable
 from typing import Any
 
@@ -18,6 +19,16 @@ from s3memory.core import keyring
 _WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
 BUCKET = (os.environ.get("S3MEMORY_TEST_BUCKET") or "s3memory-test-bucket") + (f"-{_WORKER}" if _WORKER else "")
 REGION = "us-east-1"
+
+
+def unique_bucket(tag: str) -> str:
+    """A bucket name of its own for one test: the scratch bucket's (per worker), `tag` and a random
+    suffix, within S3's 63 characters. For the buckets a test must create itself (Object Lock is
+    set only at creation; another region's), which a shared endpoint keeps after the test (a locked
+    one cannot even be emptied), so a fixed name would meet the last test's bucket there."""
+    return f"{BUCKET[:40]}-{tag[:12]}-{uuid.uuid4().hex[:8]}"
+
+
 LOCAL_KEY = bytes(range(32))
 # Every agent's keystore (format 2): `{prefix}{agent}/.s3memory/keys/`, created by its first write
 # as two objects, the claim `00000001` and one index entry. Bookkeeping, never a memory file.

@@ -44,14 +44,21 @@ class Replicator:
 
     def pending(self) -> list[Entry]:
         found: list[Entry] = []
+        latest: set[tuple[str, str]] = set()
         for page in self.src.get_paginator("list_object_versions").paginate(Bucket=self.src_bucket, Prefix=self.prefix):
-            found += [Entry(v["Key"], v["VersionId"], False, v["LastModified"]) for v in page.get("Versions", [])]
-            found += [Entry(m["Key"], m["VersionId"], True, m["LastModified"]) for m in page.get("DeleteMarkers", [])]
+            for entries, marker in ((page.get("Versions", []), False), (page.get("DeleteMarkers", []), True)):
+                found += [Entry(v["Key"], v["VersionId"], marker, v["LastModified"]) for v in entries]
+                latest |= {(v["Key"], v["VersionId"]) for v in entries if v.get("IsLatest")}
         done = self.copied | self.skip
-        # S3 lists each key's versions newest first, and timestamps may tie: keep that order, reversed
+        # S3 lists each key's versions newest first, and timestamps (whole seconds) may tie: keep that
+        # order, reversed. boto3 gives versions and delete markers in two lists, so between a version
+        # and a marker of one second the listing's order is lost: the current one (IsLatest) goes last.
         rank = {(e.key, e.version_id): -i for i, e in enumerate(found)}
         pending = [e for e in found if (e.key, e.version_id) not in done]
-        return sorted(pending, key=lambda e: (e.key, e.modified, rank[(e.key, e.version_id)]))
+        return sorted(
+            pending,
+            key=lambda e: (e.key, e.modified, (e.key, e.version_id) in latest, rank[(e.key, e.version_id)]),
+        )
 
     def run(self, *, late: Callable[[str], bool] = lambda key: False, seed: int | None = None) -> list[Entry]:
         """Copy what is pending (but keys `late` accepts); returns what was copied, in copy order."""

@@ -17,6 +17,8 @@ from tests.terraform.deploy import (
     ACCOUNT,
     AGENT_ROLE_NAME,
     BUCKET_ARN,
+    KEYSTORE_BUCKET_ARN,
+    OPERATOR_ROLE_ARN,
     REPLICA_BUCKET_ARN,
     REPLICA_DATA_KEY_ARN,
     REPLICA_KEYSTORE_BUCKET_ARN,
@@ -97,3 +99,22 @@ def test_the_replication_role_replicates_under_the_prefix_only(simulator: Simula
     assert decide("s3:ReplicateDelete", f"{BUCKET_ARN}/agents/alice/notes.md") == ALLOWED  # failback
     assert decide("s3:ReplicateObject", f"{REPLICA_BUCKET_ARN}/elsewhere/x") != ALLOWED
     assert decide("s3:DeleteObjectVersion", f"{REPLICA_BUCKET_ARN}/agents/alice/notes.md") != ALLOWED
+
+
+@pytest.mark.parametrize(
+    ("side", "buckets"),
+    [("primary", (BUCKET_ARN, KEYSTORE_BUCKET_ARN)), ("replica", (REPLICA_BUCKET_ARN, REPLICA_KEYSTORE_BUCKET_ARN))],
+)
+def test_the_operator_reads_each_sides_replication_before_an_erase(
+    simulator: Simulator | str, side: str, buckets: tuple[str, str]
+) -> None:
+    """`purge` and `shred` read the memory and keystore buckets' replication configuration first
+    (S3 never replicates the deletion of a version): the operator may, on each side; an agent may not."""
+    sim = _sim(simulator)
+    operator_policy = policy("operator") if side == "primary" else replica_policy("operator")
+    for bucket in buckets:
+        decision = sim.evaluate(principal=OPERATOR_ROLE_ARN, action="s3:GetReplicationConfiguration",
+                                resource=bucket, account=ACCOUNT, context={"aws:SecureTransport": "true"},
+                                identity_policies=[operator_policy])  # fmt: skip
+        assert decision.result == ALLOWED, bucket
+        assert agent(sim, "s3:GetReplicationConfiguration", bucket, "alice") != ALLOWED, bucket
