@@ -9,9 +9,16 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from s3memory.cli import COMMANDS
 from s3memory.config import Settings
+from tests.support import markdown
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -52,6 +59,7 @@ def test_cli_doc_names_every_option_of_every_command() -> None:
 def test_docs_name_only_files_that_exist() -> None:
     for doc in [
         REPO / "README.md",
+        REPO / "README.pypi.md",
         REPO / "SECURITY.md",
         REPO / "FORMAT.md",
         REPO / "CONTRIBUTING.md",
@@ -232,7 +240,13 @@ _PYTHON_BLOCK = re.compile(r"^```python\n(.*?)^```", flags=re.MULTILINE | re.DOT
 
 def _user_docs() -> list[Path]:
     return sorted(
-        [REPO / "README.md", REPO / "SECURITY.md", *(REPO / "docs").glob("*.md"), *(REPO / "terraform").rglob("*.md")]
+        [
+            REPO / "README.md",
+            INDEX_PAGE,
+            REPO / "SECURITY.md",
+            *(REPO / "docs").glob("*.md"),
+            *(REPO / "terraform").rglob("*.md"),
+        ]
     )
 
 
@@ -263,3 +277,53 @@ def test_the_docs_cite_no_file_the_repository_lacks() -> None:
         if name not in present
     ]
     assert not missing, missing
+
+
+# --- The package index's page (issue 34, item 10) --------------------------------------------------------------------
+
+
+def _project() -> dict[str, Any]:
+    return dict(tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"])
+
+
+INDEX_PAGE = REPO / "README.pypi.md"
+# The project has no public home yet. A Project-URL must name a page that exists: add it here and to
+# pyproject.toml's [project.urls] together, the day it does.
+PUBLIC_URLS: dict[str, str] = {}
+
+
+def test_the_long_description_is_the_package_index_page() -> None:
+    assert _project()["readme"] == INDEX_PAGE.name
+    assert _project().get("urls", {}) == PUBLIC_URLS
+
+
+def test_the_package_index_page_has_no_relative_link() -> None:
+    """README.md's links into the repository (`docs/cli.md`, `SECURITY.md#...`) break on the package index;
+    its page links only to absolute https:// URLs and names the sdist's documents as plain text."""
+    text = INDEX_PAGE.read_text(encoding="utf-8")
+    assert markdown.non_absolute_links(text) == []
+    assert markdown.non_absolute_links("see [the CLI](docs/cli.md), ![x](a.png), [y](#top)") == [
+        "docs/cli.md", "a.png", "#top",
+    ]  # fmt: skip
+
+
+def test_the_package_index_page_names_only_documents_the_sdist_carries() -> None:
+    """Every document it names exists and MANIFEST.in includes it (tests/dist checks the built sdist)."""
+    named = markdown.documents_named(INDEX_PAGE.read_text(encoding="utf-8"))
+    assert {"docs/contract.md", "docs/cli.md", "SECURITY.md", "FORMAT.md", "CHANGELOG.md", "LICENSE"} <= set(named)
+    assert [name for name in named if not (REPO / name).is_file()] == []
+    manifest = (REPO / "MANIFEST.in").read_text(encoding="utf-8").split()
+    included = [name for name in named if name != "LICENSE" and name not in manifest]  # LICENSE: license-files
+    assert [name for name in included if not (name.startswith("docs/") and "docs/*.md" in manifest)] == []
+
+
+def test_the_package_index_page_shows_the_readmes_snippet_and_commands() -> None:
+    """The two readmes cannot drift apart: the same tool-runner snippet, the same command table."""
+    readme, page = (REPO / "README.md").read_text(encoding="utf-8"), INDEX_PAGE.read_text(encoding="utf-8")
+    assert _PYTHON_BLOCK.findall(page) == _PYTHON_BLOCK.findall(readme)
+    row = re.compile(r"^\| `s3memory [\w-]+` \| .* \|$", flags=re.MULTILINE)
+    assert row.findall(_section(page, "Command line")) == row.findall(_section(readme, "Command line"))
+
+
+def test_the_dev_toolchain_is_no_published_extra() -> None:
+    assert sorted(_project()["optional-dependencies"]) == ["demo", "mcp", "otel"]
