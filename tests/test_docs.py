@@ -251,12 +251,17 @@ def _user_docs() -> list[Path]:
 
 
 def test_python_snippets_in_the_docs_define_every_name_they_use() -> None:
-    """A reader copies a snippet as it is: no undefined name (`keys`, `os`: issue 34, item 11). Each
+    """A reader copies a snippet as it is: it parses, and uses no undefined name (`keys`, `os`: issue 34, item 11). Each
     block is checked on its own with ruff's F821, as a reader's file would be."""
     ruff = Path(sys.executable).with_name("ruff")
     problems = []
     for doc in _user_docs():
         for block in _PYTHON_BLOCK.findall(doc.read_text(encoding="utf-8")):
+            try:
+                ast.parse(block)
+            except SyntaxError as err:  # ruff reports it under no rule code, which the filter below would drop
+                problems.append(f"{doc.relative_to(REPO)}: a python block does not parse: {err}")
+                continue
             proc = subprocess.run(
                 [str(ruff), "check", "--isolated", "--select", "F821", "--output-format", "concise", "--stdin-filename",
                  "snippet.py", "-"], input=block, capture_output=True, text=True, check=False,
@@ -328,3 +333,53 @@ def test_the_package_index_page_shows_the_readmes_snippet_and_commands() -> None
 
 def test_the_dev_toolchain_is_no_published_extra() -> None:
     assert sorted(_project()["optional-dependencies"]) == ["demo", "mcp", "otel"]
+
+
+_NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9}
+
+
+def test_the_docs_count_the_header_entries_format_md_lists() -> None:
+    """FORMAT.md's table of the object header is the count the prose gives: its five required and two optional
+    entries, and the demo's object (written by the tool: every entry) in docs/cli.md (it said "five-entry" of a
+    seven-entry header: issue 34, item 11)."""
+    fmt = (REPO / "FORMAT.md").read_text(encoding="utf-8")
+    section = fmt.split("\n### The object header (format 2)\n", 1)[1].split("\n### ", 1)[0]
+    rows = re.findall(r"^\| `(s3m-[a-z]+)` \| (.*) \|$", section, flags=re.MULTILINE)
+    optional = [name for name, what in rows if what.startswith("optional")]
+    assert len(rows) > len(optional) > 0, rows
+    counted = re.match(r"(\w+) S3 user-metadata entries and (\w+) optional ones", section.strip())
+    assert counted, section.strip()[:120]
+    assert (_NUMBERS[counted[1].lower()], _NUMBERS[counted[2]]) == (len(rows) - len(optional), len(optional))
+    cli = (REPO / "docs" / "cli.md").read_text(encoding="utf-8")
+    assert [_NUMBERS[word] for word in re.findall(r"(\w+)-entry envelope header", cli)] == [len(rows)]
+
+
+def test_docs_and_examples_take_the_public_api_from_the_package() -> None:
+    """A name `s3memory` exports is imported from `s3memory`, never from the module that defines it (the Lambda
+    example cited `s3memory.storage.sts.assume_agent_session`: issue 34, item 11)."""
+    import s3memory
+
+    public = "|".join(sorted(s3memory.__all__))
+    internal = re.compile(rf"\bs3memory(?:\.\w+)+\.({public})\b|\bfrom s3memory(?:\.\w+)+ import [^\n]*\b({public})\b")
+    examples = [p for p in (REPO / "terraform" / "examples").rglob("*.py") if ".terraform" not in p.parts]
+    found = [
+        f"{path.relative_to(REPO)}:{number}: {line.strip()}"
+        for path in [*_user_docs(), *examples, *(REPO / "examples").rglob("*.py")]
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if internal.search(line)
+    ]
+    assert not found, "import these from `s3memory` instead:\n" + "\n".join(found)
+
+
+def test_a_generated_secret_is_kept_where_the_reader_can_use_it_again() -> None:
+    """`docker run -e S3MEMORY_MCP_TOKEN="$(openssl rand -hex 32)"` made a bearer token no client knew (issue 34,
+    item 11): a secret generated in an example is assigned to a variable (`export NAME=$(...)`), then used."""
+    generated = re.compile(r"\$\((?:openssl rand|python3? -c [^)]*urandom)")
+    kept = re.compile(r"^\s*(?:#\s*)?(?:export\s+)?[A-Z][A-Z0-9_]*=\"?\$\(")
+    found = [
+        f"{path.relative_to(REPO)}:{number}: {line.strip()}"
+        for path in [REPO / "Dockerfile", *_user_docs()]
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if generated.search(line) and not kept.match(line)
+    ]
+    assert not found, "\n".join(found)
