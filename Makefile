@@ -32,8 +32,10 @@ tf-check:
 	bash scripts/tf-check.sh
 
 # Each test has its own in-process moto, so the suite runs on every core (at most 4 workers).
+# worksteal: a worker that runs out takes half of another's queue, and the modules with slow tests
+# come first (tests/conftest.py), so no long test starts last.
 pytest: $(VENV)/.dev-installed
-	$(BIN)/python -m pytest -n auto --maxprocesses=4
+	$(BIN)/python -m pytest -n auto --maxprocesses=4 --dist worksteal
 
 # The storage suites again, against MiniStack on 127.0.0.1 (conditions moto ignores, real error codes).
 test-ministack: $(VENV)/.dev-installed
