@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: dr-drill demo test lint typecheck tf-check pytest test-ministack test-localstack bench clean dist lambda-layer test-dist
+.PHONY: dr-drill demo test checks dist-and-ministack lint typecheck tf-check pytest test-ministack test-localstack bench clean dist lambda-layer test-dist
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -45,7 +45,18 @@ test-ministack: $(VENV)/.dev-installed
 test-localstack: $(VENV)/.dev-installed
 	bash scripts/test-endpoint.sh localstack
 
-test: lint typecheck tf-check pytest test-dist test-ministack
+# What CI runs, in three steps: the static checks side by side (each one process); the moto suite on
+# every core; then the built artifacts' tests (mostly installs: network and disk) beside the
+# MiniStack run (CPU). --output-sync (GNU make 4; 3.81 interleaves) prints each target's output
+# whole when it ends.
+test: checks pytest dist-and-ministack
+
+SYNC := $(if $(filter output-sync,$(.FEATURES)),--output-sync=target)
+checks:
+	$(MAKE) --no-print-directory $(SYNC) -j3 lint typecheck tf-check
+
+dist-and-ministack:
+	$(MAKE) --no-print-directory $(SYNC) -j2 test-dist test-ministack
 
 # The wheel and the sdist in dist/, built by the PEP 517 front end in an isolated environment and
 # checked as PyPI checks uploads. Its own small venv (build and twine only, not the dev toolchain);
