@@ -66,9 +66,17 @@ class Flight:
     delay: float
 
 
+# `bench/run.py --latency-scale`: the factor on the default delays of the Meters made afterwards.
+DEFAULT_SCALE = [1.0]
+
+
 class Meter:
-    def __init__(self, s3_delay: float = S3_DELAY, kms_delay: float = KMS_DELAY) -> None:
-        self.delays = {"s3": s3_delay, "kms": kms_delay}
+    def __init__(self, s3_delay: float | None = None, kms_delay: float | None = None) -> None:
+        scale = DEFAULT_SCALE[0]
+        self.delays = {
+            "s3": S3_DELAY * scale if s3_delay is None else s3_delay,
+            "kms": KMS_DELAY * scale if kms_delay is None else kms_delay,
+        }
         self.enabled = False
         self._calls: Counter[str] = Counter()
         self._flights: list[Flight] = []

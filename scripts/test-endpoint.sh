@@ -6,8 +6,10 @@
 #   bash scripts/test-endpoint.sh localstack # LocalStack core, if installed (make test-localstack)
 #   bash scripts/test-endpoint.sh ministack tests/memory/test_x.py  # only these tests (paths or node ids)
 # The moto run (make pytest) covers everything; this run proves what moto cannot: the conditions
-# it ignores (tests marked real_conditions) and the store's real error codes. Two xdist workers,
-# each with a scratch bucket of its own (tests/support: BUCKET).
+# it ignores (tests marked real_conditions) and the store's real error codes. Only the tests that
+# reach the store run (tests/conftest.py: reaches_the_store); the others, which would repeat the
+# moto run's answers, are deselected. Two xdist workers, each with a scratch bucket of its own
+# (tests/support: BUCKET).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=.venv/bin
@@ -61,4 +63,4 @@ while True:
 PY
 echo "test-endpoint: $store on 127.0.0.1:$port"
 S3MEMORY_TEST_ENDPOINT="http://127.0.0.1:$port" S3MEMORY_TEST_STORE="$store" \
-  "$BIN/python" -m pytest -q -p no:cacheprovider -n 2 "${suites[@]}"
+  "$BIN/python" -m pytest -q -p no:cacheprovider -n 2 --dist worksteal "${suites[@]}"

@@ -35,9 +35,37 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         marker, reason = "real_conditions", "moto ignores the condition this checks; run with S3MEMORY_TEST_ENDPOINT"
     else:
         marker, reason = "moto_only", f"moto only (needs moto's internals); running against {ENDPOINT}"
+        _keep_what_reaches_the_store(config, items)
     for item in items:
         if item.get_closest_marker(marker):
             item.add_marker(pytest.mark.skip(reason=reason))
+    _slow_modules_first(items)
+
+
+def reaches_the_store(item: pytest.Item) -> bool:
+    """Whether the test talks to the store under test: through the `aws` fixture (which `s3`, `kms`, `env` and
+    every storage fixture stand on), or by its own means, marked `endpoint` (or `real_conditions`)."""
+    if item.get_closest_marker("endpoint") or item.get_closest_marker("real_conditions"):
+        return True
+    return "aws" in getattr(item, "fixturenames", ())
+
+
+def _keep_what_reaches_the_store(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Against an endpoint, a test that never reaches the store would only repeat the moto run's answer
+    (argument parsing, messages, pure functions): it is deselected (`-p no:xdist` shows how many)."""
+    dropped = [item for item in items if not reaches_the_store(item)]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [item for item in items if reaches_the_store(item)]
+
+
+def _slow_modules_first(items: list[pytest.Item]) -> None:
+    """The modules holding a `slow` test run first, each kept whole (its module fixtures set up once), the
+    order otherwise unchanged. Under xdist's worksteal scheduling (`make pytest`) the long tests then start
+    at once and the other worker takes the short ones, instead of one long test (terraform test, 2 min)
+    starting last while the other worker has nothing left to do."""
+    slow = {getattr(item, "module", None) for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: getattr(item, "module", None) not in slow)  # stable: False (slow) first
 
 
 _WHERE = pytest.StashKey[str]()

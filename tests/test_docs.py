@@ -9,9 +9,16 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from s3memory.cli import COMMANDS
 from s3memory.config import Settings
+from tests.support import markdown
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -52,6 +59,7 @@ def test_cli_doc_names_every_option_of_every_command() -> None:
 def test_docs_name_only_files_that_exist() -> None:
     for doc in [
         REPO / "README.md",
+        REPO / "README.pypi.md",
         REPO / "SECURITY.md",
         REPO / "FORMAT.md",
         REPO / "CONTRIBUTING.md",
@@ -158,12 +166,21 @@ def test_contributing_names_every_test_directory() -> None:
 
 
 def test_contributing_says_what_make_test_runs() -> None:
+    """Each target `make test` runs, and each target those run by `$(MAKE) ... TARGETS` in their recipe."""
     doc = (REPO / "CONTRIBUTING.md").read_text(encoding="utf-8")
-    targets = re.findall(r"^test: (.*)$", (REPO / "Makefile").read_text(encoding="utf-8"), flags=re.MULTILINE)
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
+    targets = re.findall(r"^test: (.*)$", makefile, flags=re.MULTILINE)
     assert len(targets) == 1
+    named = targets[0].split()
+    for target in list(named):
+        for recipe in re.findall(rf"^{re.escape(target)}:[^\n]*\n((?:\t[^\n]*\n)+)", makefile, flags=re.MULTILINE):
+            for line in recipe.splitlines():
+                if "$(MAKE)" in line:
+                    named += [word for word in line.split()[1:] if not word.startswith(("-", "$"))]
+    assert {"lint", "typecheck", "tf-check", "pytest", "test-dist", "test-ministack"} <= set(named)
     row = re.findall(r"^\| `make test` \| (.*) \|$", _section(doc, "Make targets"), flags=re.MULTILINE)
     assert len(row) == 1
-    unsaid = [target for target in targets[0].split() if f"`{target}`" not in row[0]]
+    unsaid = [target for target in named if f"`{target}`" not in row[0]]
     assert not unsaid, f"CONTRIBUTING.md's `make test` row does not name the targets {unsaid} it runs"
 
 
@@ -232,17 +249,28 @@ _PYTHON_BLOCK = re.compile(r"^```python\n(.*?)^```", flags=re.MULTILINE | re.DOT
 
 def _user_docs() -> list[Path]:
     return sorted(
-        [REPO / "README.md", REPO / "SECURITY.md", *(REPO / "docs").glob("*.md"), *(REPO / "terraform").rglob("*.md")]
+        [
+            REPO / "README.md",
+            INDEX_PAGE,
+            REPO / "SECURITY.md",
+            *(REPO / "docs").glob("*.md"),
+            *(REPO / "terraform").rglob("*.md"),
+        ]
     )
 
 
 def test_python_snippets_in_the_docs_define_every_name_they_use() -> None:
-    """A reader copies a snippet as it is: no undefined name (`keys`, `os`: issue 34, item 11). Each
+    """A reader copies a snippet as it is: it parses, and uses no undefined name (`keys`, `os`: issue 34, item 11). Each
     block is checked on its own with ruff's F821, as a reader's file would be."""
     ruff = Path(sys.executable).with_name("ruff")
     problems = []
     for doc in _user_docs():
         for block in _PYTHON_BLOCK.findall(doc.read_text(encoding="utf-8")):
+            try:
+                ast.parse(block)
+            except SyntaxError as err:  # ruff reports it under no rule code, which the filter below would drop
+                problems.append(f"{doc.relative_to(REPO)}: a python block does not parse: {err}")
+                continue
             proc = subprocess.run(
                 [str(ruff), "check", "--isolated", "--select", "F821", "--output-format", "concise", "--stdin-filename",
                  "snippet.py", "-"], input=block, capture_output=True, text=True, check=False,
@@ -263,3 +291,104 @@ def test_the_docs_cite_no_file_the_repository_lacks() -> None:
         if name not in present
     ]
     assert not missing, missing
+
+
+# --- The package index's page (issue 34, item 10) --------------------------------------------------------------------
+
+
+def _project() -> dict[str, Any]:
+    return dict(tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"])
+
+
+INDEX_PAGE = REPO / "README.pypi.md"
+# The project has no public home yet. A Project-URL must name a page that exists: add it here and to
+# pyproject.toml's [project.urls] together, the day it does.
+PUBLIC_URLS: dict[str, str] = {}
+
+
+def test_the_long_description_is_the_package_index_page() -> None:
+    assert _project()["readme"] == INDEX_PAGE.name
+    assert _project().get("urls", {}) == PUBLIC_URLS
+
+
+def test_the_package_index_page_has_no_relative_link() -> None:
+    """README.md's links into the repository (`docs/cli.md`, `SECURITY.md#...`) break on the package index;
+    its page links only to absolute https:// URLs and names the sdist's documents as plain text."""
+    text = INDEX_PAGE.read_text(encoding="utf-8")
+    assert markdown.non_absolute_links(text) == []
+    assert markdown.non_absolute_links("see [the CLI](docs/cli.md), ![x](a.png), [y](#top)") == [
+        "docs/cli.md", "a.png", "#top",
+    ]  # fmt: skip
+
+
+def test_the_package_index_page_names_only_documents_the_sdist_carries() -> None:
+    """Every document it names exists and MANIFEST.in includes it (tests/dist checks the built sdist)."""
+    named = markdown.documents_named(INDEX_PAGE.read_text(encoding="utf-8"))
+    assert {"docs/contract.md", "docs/cli.md", "SECURITY.md", "FORMAT.md", "CHANGELOG.md", "LICENSE"} <= set(named)
+    assert [name for name in named if not (REPO / name).is_file()] == []
+    lines = (REPO / "MANIFEST.in").read_text(encoding="utf-8").splitlines()
+    manifest = [word for line in lines if line.startswith("include ") for word in line.split()[1:]]
+    included = [name for name in named if name != "LICENSE" and name not in manifest]  # LICENSE: license-files
+    assert [name for name in included if not (name.startswith("docs/") and "docs/*.md" in manifest)] == []
+
+
+def test_the_package_index_page_shows_the_readmes_snippet_and_commands() -> None:
+    """The two readmes cannot drift apart: the same tool-runner snippet, the same command table."""
+    readme, page = (REPO / "README.md").read_text(encoding="utf-8"), INDEX_PAGE.read_text(encoding="utf-8")
+    assert _PYTHON_BLOCK.findall(page) == _PYTHON_BLOCK.findall(readme)
+    row = re.compile(r"^\| `s3memory [\w-]+` \| .* \|$", flags=re.MULTILINE)
+    assert row.findall(_section(page, "Command line")) == row.findall(_section(readme, "Command line"))
+
+
+def test_the_dev_toolchain_is_no_published_extra() -> None:
+    assert sorted(_project()["optional-dependencies"]) == ["demo", "mcp", "otel"]
+
+
+_NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9}
+
+
+def test_the_docs_count_the_header_entries_format_md_lists() -> None:
+    """FORMAT.md's table of the object header is the count the prose gives: its five required and two optional
+    entries, and the demo's object (written by the tool: every entry) in docs/cli.md (it said "five-entry" of a
+    seven-entry header: issue 34, item 11)."""
+    fmt = (REPO / "FORMAT.md").read_text(encoding="utf-8")
+    section = fmt.split("\n### The object header (format 2)\n", 1)[1].split("\n### ", 1)[0]
+    rows = re.findall(r"^\| `(s3m-[a-z]+)` \| (.*) \|$", section, flags=re.MULTILINE)
+    optional = [name for name, what in rows if what.startswith("optional")]
+    assert len(rows) > len(optional) > 0, rows
+    counted = re.match(r"(\w+) S3 user-metadata entries and (\w+) optional ones", section.strip())
+    assert counted, section.strip()[:120]
+    assert (_NUMBERS[counted[1].lower()], _NUMBERS[counted[2]]) == (len(rows) - len(optional), len(optional))
+    cli = (REPO / "docs" / "cli.md").read_text(encoding="utf-8")
+    assert [_NUMBERS[word] for word in re.findall(r"(\w+)-entry envelope header", cli)] == [len(rows)]
+
+
+def test_docs_and_examples_take_the_public_api_from_the_package() -> None:
+    """A name `s3memory` exports is imported from `s3memory`, never from the module that defines it (the Lambda
+    example cited `s3memory.storage.sts.assume_agent_session`: issue 34, item 11)."""
+    import s3memory
+
+    public = "|".join(sorted(s3memory.__all__))
+    internal = re.compile(rf"\bs3memory(?:\.\w+)+\.({public})\b|\bfrom s3memory(?:\.\w+)+ import [^\n]*\b({public})\b")
+    examples = [p for p in (REPO / "terraform" / "examples").rglob("*.py") if ".terraform" not in p.parts]
+    found = [
+        f"{path.relative_to(REPO)}:{number}: {line.strip()}"
+        for path in [*_user_docs(), *examples, *(REPO / "examples").rglob("*.py")]
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if internal.search(line)
+    ]
+    assert not found, "import these from `s3memory` instead:\n" + "\n".join(found)
+
+
+def test_a_generated_secret_is_kept_where_the_reader_can_use_it_again() -> None:
+    """`docker run -e S3MEMORY_MCP_TOKEN="$(openssl rand -hex 32)"` made a bearer token no client knew (issue 34,
+    item 11): a secret generated in an example is assigned to a variable (`export NAME=$(...)`), then used."""
+    generated = re.compile(r"\$\((?:openssl rand|python3? -c [^)]*urandom)")
+    kept = re.compile(r"^\s*(?:#\s*)?(?:export\s+)?[A-Z][A-Z0-9_]*=\"?\$\(")
+    found = [
+        f"{path.relative_to(REPO)}:{number}: {line.strip()}"
+        for path in [REPO / "Dockerfile", *_user_docs()]
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if generated.search(line) and not kept.match(line)
+    ]
+    assert not found, "\n".join(found)

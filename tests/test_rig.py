@@ -32,3 +32,40 @@ def test_no_test_patches_the_object_store() -> None:
         if STORE_PATCHED.search(line) and path.name != "test_rig.py"
     ]
     assert found == []
+
+
+class _Item:
+    """What the collection hooks read of a test: its module, markers and fixture closure."""
+
+    def __init__(self, name: str, module: str, markers: tuple[str, ...] = (), fixtures: tuple[str, ...] = ()) -> None:
+        self.name, self.module, self.markers, self.fixturenames = name, module, markers, fixtures
+
+    def get_closest_marker(self, name: str) -> object | None:
+        return name if name in self.markers else None
+
+
+def test_modules_with_a_slow_test_run_first_each_kept_whole() -> None:
+    from tests.conftest import _slow_modules_first
+
+    items = [_Item("a1", "a"), _Item("b1", "b"), _Item("b2", "b", ("slow",)), _Item("c1", "c"), _Item("d1", "d"),
+             _Item("d2", "d", ("slow",)), _Item("d3", "d")]  # fmt: skip
+    _slow_modules_first(items)  # type: ignore[arg-type]
+    assert [i.name for i in items] == ["b1", "b2", "d1", "d2", "d3", "a1", "c1"]
+
+
+def test_the_endpoint_run_keeps_the_tests_that_reach_the_store() -> None:
+    """A test that never reaches the store (no `aws` fixture under it, not marked `endpoint` or
+    `real_conditions`) would only repeat the moto run's answer there: deselected, and reported as such."""
+    from types import SimpleNamespace
+
+    from tests.conftest import _keep_what_reaches_the_store
+
+    items = [_Item("parser", "m"), _Item("tool", "m", fixtures=("s3", "aws")), _Item("procs", "m", ("endpoint",)),
+             _Item("condition", "m", ("real_conditions",), ("s3", "aws")), _Item("pure", "m", ("slow",))]  # fmt: skip
+    deselected: list[str] = []
+    config = SimpleNamespace(
+        hook=SimpleNamespace(pytest_deselected=lambda items: deselected.extend(i.name for i in items))
+    )
+    _keep_what_reaches_the_store(config, items)  # type: ignore[arg-type]
+    assert [i.name for i in items] == ["tool", "procs", "condition"]
+    assert deselected == ["parser", "pure"]

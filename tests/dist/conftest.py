@@ -29,7 +29,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from tests.support.moto_server import running_moto_server, serialized_moto_server
+from tests.support.moto_server import running_moto_server
 
 REPO = Path(__file__).resolve().parents[2]
 EXTRAS = ("mcp", "otel", "demo")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import subprocess
 import sys
 import zipfile
@@ -76,3 +77,22 @@ def test_a_plain_interpreter_uses_s3memory_from_the_unzipped_layer(layer: Path, 
     where, view = done.stdout.split("\n", 1)
     assert where == str(tmp_path / "opt" / "python" / "s3memory" / "__init__.py")
     assert view == ROOT_VIEW + "\n"
+
+
+def test_the_docs_state_the_layers_sizes(layer: Path) -> None:
+    """docs/install.md's sizes of the layer for this architecture (built there for python3.12, here for this
+    machine's Python: within 15%) and docs/deploy.md's round figures (issue 34, item 11: the docs said 27 and
+    56 MB of a 37 and 75 MB layer)."""
+    mb = 1024 * 1024
+    zipped = layer.stat().st_size / mb
+    with zipfile.ZipFile(layer) as archive:
+        unzipped = sum(info.file_size for info in archive.infolist()) / mb
+    install = (REPO / "docs" / "install.md").read_text(encoding="utf-8")
+    stated = re.findall(rf"python3\.\d+-{ARCH}\.zip: +([\d.]+) MB zipped, ([\d.]+) MB unzipped", install)
+    deploy = re.findall(r"The layer is about (\d+) MB zipped and (\d+) MB unzipped", (REPO / "docs" / "deploy.md")
+                        .read_text(encoding="utf-8"))  # fmt: skip
+    assert len(stated) == 1, stated
+    assert len(deploy) == 1, deploy
+    for doc, (doc_zipped, doc_unzipped) in (("install.md", stated[0]), ("deploy.md", deploy[0])):
+        assert abs(zipped - float(doc_zipped)) <= 0.15 * float(doc_zipped), (doc, doc_zipped, f"{zipped:.1f}")
+        assert abs(unzipped - float(doc_unzipped)) <= 0.15 * float(doc_unzipped), (doc, doc_unzipped, f"{unzipped:.1f}")

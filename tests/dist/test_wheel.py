@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import email
 import json
+import re
 import subprocess
 import tarfile
 import zipfile
@@ -18,7 +19,8 @@ from typing import Any
 from packaging.version import Version
 
 import s3memory
-from tests.dist.conftest import Artifacts, Installed, lower_bounds
+from tests.dist.conftest import REPO, Artifacts, Installed, lower_bounds
+from tests.support import markdown
 from tests.support.api import EXPECTED_RESULTS, MEMORY_TOOL_PARAM, ROOT_VIEW, SCRIPT
 
 HERE = Path(__file__).parent
@@ -34,11 +36,17 @@ def test_the_wheel_holds_the_package_and_nothing_else(artifacts: Artifacts) -> N
     assert f"{info}licenses/LICENSE" in names
     assert not [n for n in names if n.startswith(("tests/", "bench/", "terraform/")) or "__pycache__" in n]
     wheel = zipfile.ZipFile(artifacts.wheel)
-    metadata = email.message_from_bytes(wheel.read(f"{info}METADATA"))
+    metadata = email.message_from_string(wheel.read(f"{info}METADATA").decode("utf-8"))
     assert metadata["Version"] == VERSION
     assert metadata["License-Expression"] == "Apache-2.0"
     # The dev toolchain is a dependency group, not a published extra (issue 34, item 10).
     assert sorted(metadata.get_all("Provides-Extra") or []) == ["demo", "mcp", "otel"]
+    # The package index shows the long description: README.pypi.md, no link it cannot follow; no
+    # Project-URL, as the project has no public home yet (tests/test_docs.py: PUBLIC_URLS).
+    assert metadata["Description-Content-Type"] == "text/markdown"
+    assert metadata.get_payload() == (REPO / "README.pypi.md").read_text(encoding="utf-8")
+    assert markdown.non_absolute_links(metadata.get_payload()) == []
+    assert metadata.get_all("Project-URL") is None
     entry_points = wheel.read(f"{info}entry_points.txt").decode()
     assert "s3memory = s3memory.cli:main" in entry_points
 
@@ -50,6 +58,16 @@ def test_the_sdist_builds_the_same_package(artifacts: Artifacts) -> None:
     top = f"s3memory-{VERSION}"
     assert {f"{top}/pyproject.toml", f"{top}/README.md", f"{top}/LICENSE", f"{top}/s3memory/py.typed"} <= set(names)
     assert [n for n in names if n.startswith(f"{top}/tests")] == []  # no stray test files (issue 34, item 10)
+    # Besides the package and setuptools' own files, exactly the documents the index page names.
+    documents = {"README.md", "README.pypi.md", "SECURITY.md", "FORMAT.md", "CHANGELOG.md", "LICENSE", "docs"}
+    documents |= {p.relative_to(REPO).as_posix() for p in (REPO / "docs").glob("*.md")}
+    setuptools = {"PKG-INFO", "pyproject.toml", "setup.cfg", "MANIFEST.in", "s3memory.egg-info"}
+    egg_info = ("PKG-INFO", "SOURCES.txt", "dependency_links.txt", "entry_points.txt", "requires.txt", "top_level.txt")
+    setuptools |= {f"s3memory.egg-info/{name}" for name in egg_info}
+    others = {n.removeprefix(f"{top}/") for n in names if n != top and not n.startswith(f"{top}/s3memory/")}
+    assert others - {"s3memory"} == documents | setuptools
+    named = markdown.documents_named((REPO / "README.pypi.md").read_text(encoding="utf-8"))
+    assert [name for name in named if f"{top}/{name}" not in names] == []
     wheel_modules = {n for n in zipfile.ZipFile(artifacts.wheel).namelist() if n.startswith("s3memory/")}
     assert {n.removeprefix(f"{top}/") for n in names if n.startswith(f"{top}/s3memory/")} >= wheel_modules
 
@@ -150,3 +168,18 @@ def test_the_sdist_is_reproducible(artifacts: Artifacts) -> None:
         members = sdist.getmembers()
     assert [m.name for m in members if m.mtime > epoch or m.uid or m.gid] == []
     assert [m.name for m in members] == sorted(m.name for m in members)
+
+
+def _within(stated: float, measured: float, tolerance: float = 0.15) -> bool:
+    return abs(measured - stated) <= tolerance * stated
+
+
+def test_install_md_states_the_artifacts_sizes(artifacts: Artifacts) -> None:
+    """docs/install.md's "about N kB" of the wheel and the sdist, within 15% of the built files (it said 190
+    and 160 kB of a 367 and 293 kB build: issue 34, item 11)."""
+    doc = (REPO / "docs" / "install.md").read_text(encoding="utf-8")
+    for artifact in (artifacts.wheel, artifacts.sdist):
+        stated = re.findall(rf"{re.escape(artifact.name)} \(about (\d+) kB\)", doc)
+        assert len(stated) == 1, f"docs/install.md states no size of {artifact.name}"
+        measured = artifact.stat().st_size / 1000
+        assert _within(int(stated[0]), measured), f"{artifact.name}: about {stated[0]} kB stated, {measured:.0f} built"

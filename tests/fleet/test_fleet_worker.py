@@ -5,6 +5,9 @@ each finished agent skipped by a rerun; the deadline checked per agent; a failed
 from __future__ import annotations
 
 import json
+import re
+from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -94,3 +97,29 @@ def test_the_job_table() -> None:
         check("rewrap", {})
     with pytest.raises(InvalidJob, match=r"^verify takes no option --older-than$"):
         check("verify", {"older_than": "1d"})
+
+
+def test_the_retention_cost_the_terraform_readme_states_is_what_a_prune_costs(rt: Any, env: Any) -> None:
+    """terraform/README's retention cost line, request by request, as the worker sends them (issue 34,
+    item 11: it said one LIST per 1,000 objects where 6 LISTs an agent were measured)."""
+    readme = (Path(__file__).resolve().parents[2] / "terraform" / "README.md").read_text(encoding="utf-8")
+    line = next(row for row in readme.splitlines() if row.startswith("| costs |"))
+    stated = re.search(
+        r"per agent of (\d+) files with none to prune, ([\d.]+) S3 requests \(the fleet worker in batches of (\d+),"
+        r".*?: (\d+) LISTs .*?, (\d+) HEADs .*?, the PUT of its result and a quarter of its batch's LIST",
+        line,
+    )
+    assert stated, line
+    files, total, batch, lists, heads = int(stated[1]), float(stated[2]), int(stated[3]), int(stated[4]), int(stated[5])
+    agents = [f"cost-{n}" for n in range(batch)]
+    for agent in ["warm", *agents]:
+        for n in range(files):
+            env.put_object(Bucket=BUCKET, Key=f"agents/{agent}/d{n % 5}/note-{n:04d}.md", Body=b"x")
+    prune = {"older_than": "90d"}
+    worker.lambda_handler(event("prune", "warm", options=prune), Clock(600_000))  # clients and caches warm
+    sent: Counter[str] = Counter()
+    rt.s3.meta.events.register("before-call.s3", lambda model, **_: sent.update([model.name]))
+    answer = worker.lambda_handler(event("prune", *agents, options=prune), Clock(*[600_000] * batch))
+    assert [r["outcome"] for r in answer["results"]] == ["ok"] * batch
+    assert sent == Counter({"ListObjectsV2": lists * batch + 1, "HeadObject": heads * batch, "PutObject": batch})
+    assert sent.total() / batch == total

@@ -262,6 +262,7 @@ def process_endpoint() -> Iterator[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.endpoint  # its processes share `process_endpoint`: MiniStack in the endpoint run
 def test_concurrent_first_writers_in_processes_converge(process_endpoint: str) -> None:
     import boto3
 

@@ -1,4 +1,4 @@
-"""s3memory.sts.assume_agent_session on moto: the session tag, the cache, refresh, validation."""
+"""s3memory.assume_agent_session (s3memory.storage.sts) on moto: the session tag, the cache, refresh, validation."""
 
 from __future__ import annotations
 

@@ -123,6 +123,7 @@ def test_terraform_validate(tmp_path: Path, folder: str) -> None:
     assert "Success! The configuration is valid." in validate.stdout
 
 
+@pytest.mark.slow  # 30 runs of the module under the mocked provider: about 2 minutes
 def test_terraform_test_deploys_the_documents_python_renders(tmp_path: Path) -> None:
     terraform, plugin_dir = _terraform(), _plugin_dir()
     work = _copy_module(tmp_path)

@@ -19,7 +19,7 @@ JSON body; a refused request gets 403, a malformed one 400, each with ``{"error"
 
 The function's own role can do nothing with the memory bucket or keys. For every invocation
 it assumes the module's agent-access role with the session tag ``s3memory-agent=<agent_id>``
-(``s3memory.storage.sts.assume_agent_session``), so AWS itself confines the call to
+(``s3memory.assume_agent_session``), so AWS itself confines the call to
 ``<prefix><agent_id>/`` and to data keys bound to that agent, whatever the code below does.
 
 Configuration (environment; Terraform sets all of it):
@@ -46,12 +46,11 @@ from typing import TYPE_CHECKING, Any
 import anthropic
 import boto3
 
-from s3memory import KmsKeys, S3MemoryTool
+from s3memory import KmsKeys, S3MemoryTool, assume_agent_session
 from s3memory.core.limits import DEFAULT_MODEL
 from s3memory.core.mounts import parse_env
 from s3memory.core.paths import validate_agent_id
 from s3memory.storage.clients import botocore_config
-from s3memory.storage.sts import assume_agent_session
 
 if TYPE_CHECKING:
     from mypy_boto3_sts import STSClient
