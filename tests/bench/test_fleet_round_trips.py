@@ -59,3 +59,16 @@ def test_an_agents_prune_and_verify_wait_for_few_round_trips() -> None:
             assert (done.outcome, done.reason) == ("dry_run" if mode == "dry_run" else "ok", "")
             measured[(job, mode, keyed)] = phase.round_trips
     assert measured == EXPECTED
+
+
+def test_the_fleet_benchs_engine_rows_count_every_agent_and_its_cpu() -> None:
+    """bench/fleet.py's engine rows at a tiny size (forked workers on the bench's moto): one row per
+    job and worker count, every agent processed, the batch size given, CPU per agent measured."""
+    from bench import fleet
+
+    rows = fleet.engine(4, (1, 2), [("prune", {"older_than": "90d", "dry_run": True})], scale=0.05, size=2)
+    assert [(r["job"], r["workers"], r["agents"], r["batch"], r["latency"]) for r in rows] == [
+        ("prune", 1, 4, 2, "1 ms"),
+        ("prune", 2, 4, 2, "1 ms"),
+    ]
+    assert all(r["cpu"] > 0 and r["rate"] == 4 / r["seconds"] for r in rows)
