@@ -173,7 +173,8 @@ def engine(
                 cpu = _cpu() - cpu  # the pool's processes have ended: their CPU is counted
                 METER.enabled = False
                 assert all(r["outcome"] in ("ok", "dry_run") for r in results), results[:3]
-                rows.append({"job": job, "workers": n, "agents": agents, "seconds": seconds, "rate": agents / seconds,
+                label = f"{job} --dry-run" if options.get("dry_run") else job
+                rows.append({"job": label, "workers": n, "agents": agents, "seconds": seconds, "rate": agents / seconds,
                              "latency": f"{20 * scale:g} ms", "cpu": cpu / agents,
                              "batch": size or local.batch_size(agents, n)})  # fmt: skip
     return rows

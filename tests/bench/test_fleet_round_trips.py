@@ -68,7 +68,7 @@ def test_the_fleet_benchs_engine_rows_count_every_agent_and_its_cpu() -> None:
 
     rows = fleet.engine(4, (1, 2), [("prune", {"older_than": "90d", "dry_run": True})], scale=0.05, size=2)
     assert [(r["job"], r["workers"], r["agents"], r["batch"], r["latency"]) for r in rows] == [
-        ("prune", 1, 4, 2, "1 ms"),
-        ("prune", 2, 4, 2, "1 ms"),
+        ("prune --dry-run", 1, 4, 2, "1 ms"),
+        ("prune --dry-run", 2, 4, 2, "1 ms"),
     ]
     assert all(r["cpu"] > 0 and r["rate"] == 4 / r["seconds"] for r in rows)
