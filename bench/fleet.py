@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import sys
 import time
 from collections.abc import Callable
@@ -140,10 +141,15 @@ def _row(files: int, job: str, phase: Phase, agents: int) -> dict[str, Any]:
 
 
 def engine(
-    agents: int, workers: tuple[int, ...], job: str, options: dict[str, Any], scale: float = 1.0
+    agents: int,
+    workers: tuple[int, ...],
+    jobs: list[tuple[str, dict[str, Any]]],
+    scale: float = 1.0,
+    size: int | None = None,
 ) -> list[dict[str, Any]]:
     """Agents per second of the local engine at each number of worker processes (forked), with the
-    latency `scale` times 20 ms per S3 and 15 ms per KMS request."""
+    latency `scale` times 20 ms per S3 and 15 ms per KMS request; `size`: agents per batch (default:
+    the engine's own choice). CPU is this process's and its worker processes' (moto's included)."""
     METER.delays = {"s3": 0.020 * scale, "kms": 0.015 * scale}
     rows = []
     with mock_aws():
@@ -155,18 +161,29 @@ def engine(
         for agent in ids:
             seed(s3, kms, key_id, agent, 20)
         items = [Item(a, "agent") for a in ids]
-        for n in workers:
-            plan = Plan(job, options, f"engine-{job}-{n}", Location(RESULTS, "runs/"), items)
-            METER.enabled = True  # the forked workers inherit it
-            started = time.perf_counter()
-            results = local.run(plan, _settings(key_id), _Silent(), workers=n, clients=clients, start_method="fork",
-                                size=1)  # fmt: skip
-            seconds = time.perf_counter() - started
-            METER.enabled = False
-            assert all(r["outcome"] in ("ok", "dry_run") for r in results), results[:3]
-            rows.append({"job": job, "workers": n, "agents": agents, "seconds": seconds, "rate": agents / seconds,
-                         "latency": f"{20 * scale:g} ms"})  # fmt: skip
+        for job, options in jobs:
+            for n in workers:
+                plan = Plan(job, options, f"engine-{job}-{n}-{scale:g}", Location(RESULTS, "runs/"), items)
+                METER.enabled = True  # the forked workers inherit it
+                cpu = _cpu()
+                started = time.perf_counter()
+                results = local.run(plan, _settings(key_id), _Silent(), workers=n, clients=clients,
+                                    start_method="fork", size=size)  # fmt: skip
+                seconds = time.perf_counter() - started
+                cpu = _cpu() - cpu  # the pool's processes have ended: their CPU is counted
+                METER.enabled = False
+                assert all(r["outcome"] in ("ok", "dry_run") for r in results), results[:3]
+                label = f"{job} --dry-run" if options.get("dry_run") else job
+                rows.append({"job": label, "workers": n, "agents": agents, "seconds": seconds, "rate": agents / seconds,
+                             "latency": f"{20 * scale:g} ms", "cpu": cpu / agents,
+                             "batch": size or local.batch_size(agents, n)})  # fmt: skip
     return rows
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and of its ended children (the engine's worker processes)."""
+    me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
 
 
 class _Silent:
@@ -191,6 +208,8 @@ def main_(argv: list[str] | None = None) -> int:
     parser.add_argument("--scale", type=float, default=10.0,
                         help="the latency of the round-trip pass, times 20/15 ms (default 10)")  # fmt: skip
     parser.add_argument("--engine-scales", default="1", help="latency scales of the engine runs (default 1)")
+    parser.add_argument("--engine-batch", type=int, default=None,
+                        help="agents per batch of the engine runs (default: the engine's choice)")  # fmt: skip
     parser.add_argument("--skip-engine", action="store_true")
     parser.add_argument("--skip-agents", action="store_true")
     args = parser.parse_args(argv)
@@ -208,19 +227,23 @@ def main_(argv: list[str] | None = None) -> int:
                                                                           lambda v: f"{v:.3f}")]))  # fmt: skip
     if not args.skip_engine:
         workers = tuple(int(n) for n in args.workers.split(","))
+        jobs: list[tuple[str, dict[str, Any]]] = [("prune", {"older_than": "90d", "dry_run": True}), ("verify", {})]
         erows = []
         for scale in (float(x) for x in args.engine_scales.split(",")):
-            erows += engine(args.agents, workers, "prune", {"older_than": "90d", "dry_run": True}, scale)
-            erows += engine(args.agents, workers, "verify", {}, scale)
+            erows += engine(args.agents, workers, jobs, scale, args.engine_batch)
         for row in erows:
             serial = next(r["rate"] for r in erows if (r["job"], r["latency"], r["workers"]) ==
                           (row["job"], row["latency"], workers[0]))  # fmt: skip
             row["speedup"] = row["rate"] / serial
-        print("## Local engine, agents of 20 files\n")
+            row["ceiling"] = os.cpu_count() or 1  # cores, for the CPU-bound ceiling below
+            row["cpu_bound"] = (os.cpu_count() or 1) / row["cpu"]
+        print(f"## Local engine, agents of 20 files (this machine: {os.cpu_count()} cores)\n")
         print(_table(erows, [("job", "job", text), ("S3 latency", "latency", text), ("workers", "workers", text),
-                             ("agents", "agents", text),
+                             ("agents", "agents", text), ("batch", "batch", text),
                              ("wall s", "seconds", lambda v: f"{v:.2f}"), ("agents/s", "rate", lambda v: f"{v:.1f}"),
-                             ("x serial", "speedup", lambda v: f"{v:.1f}")]))  # fmt: skip
+                             ("x serial", "speedup", lambda v: f"{v:.1f}"),
+                             ("CPU s per agent (with moto's)", "cpu", lambda v: f"{v:.3f}"),
+                             ("CPU-bound agents/s (cores / CPU)", "cpu_bound", lambda v: f"{v:.1f}")]))  # fmt: skip
     return 0
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
@@ -65,6 +66,7 @@ def prune(
     *,
     dry_run: bool,
     by_access: bool = False,
+    listing: Iterable[ObjectInfo] | None = None,
 ) -> PruneReport:
     """Delete the agent's memory files whose content last changed before `cutoff` (bookkeeping is kept).
 
@@ -76,10 +78,13 @@ def prune(
     than that; one listed after it may only have been copied (a rewrap keeps `s3m-mt`), so its
     header is read (one HEAD each, in parallel). Each delete carries the listed ETag, so a file
     edited after the listing is kept.
+
+    `listing`: the objects under `space.root` as the caller listed them (the fleet worker lists
+    while it resolves the agent's names, one round trip instead of two); default: listed here.
     """
     listed = [
         (obj, obj.last_modified)
-        for obj in store.list_all(space.root)
+        for obj in (store.list_all(space.root) if listing is None else listing)
         if obj.last_modified is not None and not space.is_bookkeeping(obj.key) and not is_folder_marker(obj)
     ]
     old = [(obj, when) for obj, when in listed if when < cutoff]

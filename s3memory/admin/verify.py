@@ -29,7 +29,7 @@ from s3memory.errors import (
     StorageError,
 )
 from s3memory.memory.explain import for_cli, for_report
-from s3memory.storage.concurrency import Pool
+from s3memory.storage.concurrency import Pool, submit
 from s3memory.storage.keyspace import AgentKeyspace
 from s3memory.storage.store import ObjectInfo
 from s3memory.storage.vault import Vault
@@ -212,18 +212,26 @@ def _collisions(agent: str, space: AgentKeyspace, objects: Sequence[ObjectInfo],
         report.problems.append(Problem(agent, space.shown(files[path]), COLLISION))
 
 
+def _listed(vault: Vault) -> list[ObjectInfo]:
+    return list(vault.store.list_all(vault.root))
+
+
 def verify(vaults: Sequence[Vault], pool: Pool, tracker: Tracker) -> VerifyReport:
     """Authenticate every object of each vault's agent: header, key, commitment, tag, UTF-8."""
     report = VerifyReport()
+    # Each agent's files are listed while its keystore is read (one round trip instead of two):
+    # the root is the same in every name mode, and the listing is judged once the names are known.
+    listings = [submit(pool.executor, _listed, v) for v in vaults]
     known = {v.agent_id: _keystore(v, report) for v in vaults}
-    spaces = [(v, space) for v in vaults if (space := _names(v, report)) is not None]
+    spaces = [(v, space, listed) for v, listed in zip(vaults, listings, strict=True)
+              if (space := _names(v, report)) is not None]  # fmt: skip
     items = [
         (v, space, obj)
-        for v, space in spaces
-        for obj in v.store.list_all(v.root)
+        for v, space, listed in spaces
+        for obj in listed.result()
         if not is_folder_marker(obj) and not space.is_keystore(obj.key)
     ]
-    for vault, space in spaces:
+    for vault, space, _ in spaces:
         _collisions(vault.agent_id, space, [info for v, _, info in items if v is vault], report)
     tracker.start(len(items))
     references: Counter[tuple[str, str]] = Counter()

@@ -88,8 +88,12 @@ def write(s3: Any, where: Location, run_id: str, items: Sequence[Item], *, array
     machine's ItemReader reads, whose key is returned then."""
     key = where.manifest(run_id)
     s3.put_object(Bucket=where.bucket, Key=key, Body=to_jsonl(items), ContentType="application/x-ndjson")
-    if not array:
-        return key
+    return write_array(s3, where, run_id, items) if array else key
+
+
+def write_array(s3: Any, where: Location, run_id: str, items: Sequence[Item]) -> str:
+    """The items as one JSON array of `{"id", "kind"}` (the state machine's ItemReader reads
+    `InputType: JSON`) at `{prefix}{run_id}/manifest.json`; returns its key."""
     key = where.item_array(run_id)
     body = json.dumps([i.to_json() for i in items], sort_keys=True).encode()
     s3.put_object(Bucket=where.bucket, Key=key, Body=body, ContentType="application/json")

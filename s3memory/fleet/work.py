@@ -18,6 +18,7 @@ from s3memory.admin.rewrap import RewrapReport, rewrap
 from s3memory.admin.shred import shred
 from s3memory.admin.verify import verify
 from s3memory.errors import S3MemoryError, StorageError
+from s3memory.storage.concurrency import submit
 from s3memory.storage.keyspace import AgentKeyspace
 from s3memory.storage.keystore import Keystore
 from s3memory.storage.kms import KmsKeys
@@ -66,8 +67,14 @@ def _ended(counts: dict[str, int], problems: int, *, dry_run: bool = False) -> D
 def do_prune(rt: Runtime, owner: str, options: Mapping[str, Any]) -> Done:
     dry_run = bool(options.get("dry_run"))
     by_access = bool(options.get("not_accessed_for"))
+    cutoff = cutoff_of(options)
+    # The files' LIST goes out with the keystore's (the name mode): the agent's root is the same in
+    # every mode, and what is listed is judged (bookkeeping, shown paths) once the mode is known.
+    root = AgentKeyspace(rt.prefix, owner).root
+    listing = submit(rt.pool.executor, lambda: list(rt.store.list_all(root)))
     space = rt.space(owner)
-    report = prune(rt.store, space, rt.pool, cutoff_of(options), QUIET, dry_run=dry_run, by_access=by_access)
+    report = prune(rt.store, space, rt.pool, cutoff, QUIET, dry_run=dry_run, by_access=by_access,
+                   listing=listing.result())  # fmt: skip
     files = len(report.candidates)
     counts = {"would_delete" if dry_run else "deleted": files, "bytes": sum(c.size for c in report.candidates)}
     return _ended(counts, len(report.problems), dry_run=dry_run)

@@ -2,7 +2,8 @@
 engine), each agent's work through `work.run`, each result written as it finishes.
 
 Event: `{"BatchInput": {"job", "options", "run_id", "results": {"bucket", "prefix"}}, "Items":
-[{"id", "kind"}, ...]}`. Where the memories are comes from the environment (`S3MEMORY_*`).
+[{"id", "kind"}, ...]}`, or `{"ListAgents": {"run_id", "stores", "results"}}` (see `list_agents`).
+Where the memories are comes from the environment (`S3MEMORY_*`).
 
 Exactly once across retries and redrives: an agent whose `done` marker exists is skipped (its
 stored result comes back with outcome `skipped`); each finished agent's marker is written as soon
@@ -23,6 +24,7 @@ from typing import Any
 from s3memory.core.paths import store_owner
 
 from .jobs import JOBS, check
+from .manifest import listed, write_array
 from .results import FINISHED, Item, Location, done_ids, read, result, write
 from .runtime import Runtime, load_settings
 from .work import run
@@ -92,7 +94,29 @@ def runtime() -> Runtime:
     return _RUNTIME[0]
 
 
+def list_agents(rt: Runtime, request: Any) -> dict[str, Any]:
+    """The `ListAgents` request (the state machine sends it to the inspect worker when an execution
+    brings no manifest, as the retention schedule's starts do): the agents (with `stores`, the
+    shared stores too) listed with one LIST per 1,000, written as the run's manifest, a JSON array
+    at `{results.prefix}{run_id}/manifest.json`. Returns its bucket, key and count."""
+    try:
+        run_id = str(request["run_id"])
+        where = Location.parse(request["results"])
+        stores = request.get("stores", False)
+    except (KeyError, TypeError, ValueError) as err:
+        raise FleetInputError(f"not a ListAgents request: {err}") from None
+    if not run_id or "/" in run_id or not isinstance(stores, bool):
+        raise FleetInputError("not a ListAgents request: run_id is a name without '/', stores true or false")
+    items = listed(rt.store, rt.prefix, stores=stores)
+    key = write_array(rt.s3, where, run_id, items)
+    print(json.dumps({"fleet_manifest": len(items)}), flush=True)
+    return {"bucket": where.bucket, "key": key, "count": len(items)}
+
+
 def lambda_handler(event: Any, context: Any) -> dict[str, Any]:
+    """The worker Lambda: a Distributed Map item batch (`BatchInput`, `Items`), or `ListAgents`."""
+    if isinstance(event, dict) and "ListAgents" in event:
+        return list_agents(runtime(), event["ListAgents"])
     if not isinstance(event, dict) or not isinstance(event.get("BatchInput"), dict):
         raise FleetInputError('not a fleet batch: the event needs "BatchInput" and "Items"')
     remaining = getattr(context, "get_remaining_time_in_millis", None)
@@ -108,4 +132,4 @@ def lambda_handler(event: Any, context: Any) -> dict[str, Any]:
     return {"results": results}
 
 
-__all__ = ["JOBS", "FleetBatchFailed", "FleetInputError", "lambda_handler", "process_batch"]
+__all__ = ["JOBS", "FleetBatchFailed", "FleetInputError", "lambda_handler", "list_agents", "process_batch"]

@@ -81,6 +81,27 @@ def test_a_malformed_batch_is_refused_with_what_is_wrong(rt: Any) -> None:
     assert str(refused.value).startswith("not a fleet batch: --older-than: ambiguous age '6m'")
 
 
+def test_list_agents_writes_the_runs_manifest_with_one_list(rt: Any, env: Any) -> None:
+    """The state machine's ListAgents request (a scheduled start has no manifest), in the package."""
+    for agent in ("bob", "ann", "carl"):
+        env.put_object(Bucket=BUCKET, Key=f"agents/{agent}/notes.md", Body=b"x")
+    calls: list[str] = []
+    rt.s3.meta.events.register("before-call.s3.*", lambda model, **_: calls.append(model.name))
+    request = {"run_id": "sched-1", "stores": False, "results": {"bucket": BUCKET, "prefix": "r/"}}
+    answer = worker.lambda_handler({"ListAgents": request}, None)
+    assert answer == {"bucket": BUCKET, "key": "r/sched-1/manifest.json", "count": 3}
+    assert calls == ["ListObjectsV2", "PutObject"]  # one LIST for the agents, the manifest's PUT
+    body = env.get_object(Bucket=BUCKET, Key="r/sched-1/manifest.json")["Body"].read()
+    assert json.loads(body) == [{"id": a, "kind": "agent"} for a in ("ann", "bob", "carl")]
+    for bad in ({**request, "run_id": "a/b"}, {**request, "stores": "yes"}):
+        with pytest.raises(worker.FleetInputError) as refused:
+            worker.lambda_handler({"ListAgents": bad}, None)
+        assert str(refused.value) == "not a ListAgents request: run_id is a name without '/', stores true or false"
+    with pytest.raises(worker.FleetInputError) as refused:
+        worker.lambda_handler({"ListAgents": {"run_id": "r"}}, None)
+    assert str(refused.value) == "not a ListAgents request: 'results'"
+
+
 def test_the_job_table() -> None:
     assert {n: (j.role, j.dry_run_role, j.destructive, j.explicit_agents) for n, j in JOBS.items()} == {
         "prune": ("prune", "inspect", True, False),

@@ -31,6 +31,7 @@ import pytest
 from moto import mock_aws
 
 from s3memory import KmsKeys, S3MemoryTool
+from s3memory.cli import main
 from s3memory.fleet import worker
 from s3memory.fleet.jobs import JOBS
 from tests.support import enable_versioning
@@ -364,7 +365,7 @@ def test_the_key_readers_read_the_claims_of_untagged_entries_and_may(
     assert [r["outcome"] for r in answer["results"]] == ["ok"], answer
     requests = [(a, r, dict(c)) for a, r, c in iam_requests(calls)]
     claim = obj(f"{PREFIX}{agent}/.s3memory/keys/00000001", KEYSTORE_BUCKET_ARN)
-    assert ("s3:GetObject", claim) in {(a, r) for a, r, _ in requests}
+    assert ("s3:GetObject", claim) in {(a, r) for a, r, _ in requests}, sorted({r for _, r, _ in requests})
     refused = {
         (action, resource): result
         for action, resource, context in requests
@@ -392,6 +393,8 @@ BOOKKEEPING = obj("agents/alice/.s3memory/intents/rename-1.json")
 BRANCH_KEY = obj("agents/alice/.s3memory/keys/00000001", KEYSTORE_BUCKET_ARN)  # the claim of generation 1
 BRANCH_ENTRY = obj("agents/alice/.s3memory/keys/00000001-0123456789abcdef.1700000000.aws-kms.QUJD", KEYSTORE_BUCKET_ARN)
 PLANTED_CLAIM = obj("agents/alice/.s3memory/keys/99999999", KEYSTORE_BUCKET_ARN)  # out of sequence
+NAMES_CLAIM = obj("agents/alice/.s3memory/keys/names.00000003", KEYSTORE_BUCKET_ARN)
+NAMES_ENTRY = obj("agents/alice/.s3memory/keys/names.00000003.plain.QUJDREVGR0hJSktMTU5PUFFSU1Q", KEYSTORE_BUCKET_ARN)
 ERASING = obj("agents/alice/.s3memory/keys/erasing", KEYSTORE_BUCKET_ARN)
 SHREDDED = obj("agents/alice/.s3memory/keys/shredded", KEYSTORE_BUCKET_ARN)
 RESULT = obj(f"{RESULTS_PREFIX}run-1/done/agent/alice", RESULTS_BUCKET_ARN)
@@ -420,6 +423,10 @@ DECISIONS = [
     ("s3:GetObject", BRANCH_KEY, {}, (IMPLICIT, ALLOWED, IMPLICIT, ALLOWED, IMPLICIT)),
     ("s3:GetObject", PLANTED_CLAIM, {}, (IMPLICIT, ALLOWED, IMPLICIT, ALLOWED, IMPLICIT)),  # verify reports it
     ("s3:GetObject", BRANCH_ENTRY, {}, (IMPLICIT,) * 5),
+    # a name mode claim (`s3memory migrate`'s, read when its entry is missing); its entry is never read
+    ("s3:GetObject", NAMES_CLAIM, {}, (IMPLICIT, ALLOWED, IMPLICIT, ALLOWED, IMPLICIT)),
+    ("s3:GetObject", NAMES_ENTRY, {}, (IMPLICIT,) * 5),
+    ("s3:GetObject", obj("agents/alice/.s3memory/keys/names.000000031", KEYSTORE_BUCKET_ARN), {}, (IMPLICIT,) * 5),
     ("s3:GetObject", ERASING, {}, (IMPLICIT,) * 4 + (ALLOWED,)),
     ("s3:GetObject", SHREDDED, {}, (IMPLICIT,) * 5),
     ("s3:GetObject", obj("other-app/x/.s3memory/keys/00000001", KEYSTORE_BUCKET_ARN), {}, (IMPLICIT,) * 5),
@@ -652,3 +659,61 @@ def test_only_the_right_service_assumes_each_role(
         resource_policy=policy(document),
     )
     assert decision.result == expected
+
+
+@pytest.mark.parametrize(("job", "role_class"), [("verify", "audit"), ("reseal", "keys")])
+def test_the_key_readers_read_a_name_mode_claim_without_its_entry_and_may(
+    simulator: Simulator | str, job: str, role_class: str
+) -> None:
+    """An agent with encrypted names moved to plain by `s3memory migrate`, whose mode record's
+    entry is missing (the migrate stopped between its claim and its entry): its name mode is read
+    from the claim `names.00000003`, so the jobs that resolve names with a key (verify, reseal; not
+    rotate, which reads no names) GET it; their roles allow that (before: ImplicitlyDenied, the
+    agent failed with AccessDenied on AWS)."""
+    agent = f"nora-{job}"
+    with mock_aws(), pytest.MonkeyPatch.context() as patch:
+        s3 = boto3.client("s3", region_name=MOTO_REGION)
+        kms = boto3.client("kms", region_name=MOTO_REGION)
+        for bucket in (BUCKET, KEYSTORE_BUCKET, RESULTS_BUCKET):
+            s3.create_bucket(Bucket=bucket)
+        key = kms.create_key()["KeyMetadata"]["Arn"]
+        with S3MemoryTool(
+            bucket=BUCKET, agent_id=agent, keys=KmsKeys(key, kms_client=kms), s3_client=s3, prefix=PREFIX,
+            keystore_bucket=KEYSTORE_BUCKET, names="encrypted",
+        ) as tool:  # fmt: skip
+            tool.call({"command": "create", "path": "/memories/a.md", "file_text": "a\n"})
+        for name, value in {
+            "S3MEMORY_BUCKET": BUCKET,
+            "S3MEMORY_KEYSTORE_BUCKET": KEYSTORE_BUCKET,
+            "S3MEMORY_PREFIX": PREFIX,
+            "S3MEMORY_REGION": MOTO_REGION,
+            "S3MEMORY_NAMES": "plain",
+            "S3MEMORY_KMS_KEY_ID": key,
+            "S3MEMORY_FENCE_SECONDS": "0",  # migrate's wait for running tools: none run
+        }.items():
+            patch.setenv(name, value)
+        assert main(["migrate", "--yes", "--agent", agent, "--names", "plain", "-q"]) == 0
+        folder = f"{PREFIX}{agent}/.s3memory/keys/"
+        listed = s3.list_objects_v2(Bucket=KEYSTORE_BUCKET, Prefix=folder + "names.")["Contents"]
+        names = [o["Key"].removeprefix(folder) for o in listed]
+        assert [n.rsplit(".", 1)[0] if n.count(".") == 3 else n for n in names] == [
+            "names.00000001.encrypted", "names.00000002", "names.00000002.to-plain", "names.00000003",
+            "names.00000003.plain",
+        ]  # fmt: skip
+        s3.delete_object(Bucket=KEYSTORE_BUCKET, Key=folder + names[-1])  # mode 3's entry; its claim stays
+        with recording(patch) as recorder:
+            patch.setattr(worker, "_RUNTIME", [])
+            answer = worker.lambda_handler(_event(job, {}, agent), Context())
+            calls = recorder.take()
+            for built in worker._RUNTIME:
+                built.close()
+    assert [(r["outcome"], r["reason"]) for r in answer["results"]] == [("ok", "")], answer
+    requests = [(a, r, dict(c)) for a, r, c in iam_requests(calls)]
+    claim = obj(f"{folder}names.00000003", KEYSTORE_BUCKET_ARN)
+    assert ("s3:GetObject", claim) in {(a, r) for a, r, _ in requests}, sorted({r for _, r, _ in requests})
+    refused = {
+        (action, resource): result
+        for action, resource, context in requests
+        if (result := _decide(simulator, role_class, action, resource, context)) != ALLOWED
+    }
+    assert refused == {}
