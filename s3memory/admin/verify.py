@@ -231,8 +231,8 @@ def verify(vaults: Sequence[Vault], pool: Pool, tracker: Tracker) -> VerifyRepor
         for obj in listed.result()
         if not is_folder_marker(obj) and not space.is_keystore(obj.key)
     ]
-    for vault, space, _ in spaces:
-        _collisions(vault.agent_id, space, [info for v, _, info in items if v is vault], report)
+    for vault, space, listed in spaces:  # each agent's own listing: no scan of every agent's items per agent
+        _collisions(vault.agent_id, space, [obj for obj in listed.result() if not is_folder_marker(obj)], report)
     tracker.start(len(items))
     references: Counter[tuple[str, str]] = Counter()
     for (vault, space, info), future in pool.completed(_verify_one, items):
