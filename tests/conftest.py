@@ -103,10 +103,35 @@ def cli_clients() -> Iterator[CliClients]:
 _KEEP_SESSION: Any = {"core": {**default_user_config["core"], "reset_boto3_session": False}}
 
 
+_S3_ONE_AT_A_TIME = threading.RLock()
+
+
+def _s3_requests_one_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In-process moto applies an S3 request in several steps on shared dicts, so a LIST iterating
+    the bucket's keys while another thread's DELETE removes one raises KeyError out of moto (an S3
+    answer no real store gives). Each S3 request is applied whole, as by a server: the threads and
+    every interleaving between requests stay, only moto's own steps are not interleaved. Other
+    services are left concurrent: a Lambda invocation (run in this process by the Step Functions
+    tests) makes S3 requests from threads of its own while its own request is being answered."""
+    from moto.core.botocore_stubber import BotocoreStubber
+
+    handle = BotocoreStubber.__call__
+
+    def whole(self: BotocoreStubber, event_name: str, request: Any, **kwargs: Any) -> Any:
+        if not event_name.startswith("before-send.s3."):
+            return handle(self, event_name, request, **kwargs)
+        with _S3_ONE_AT_A_TIME:
+            return handle(self, event_name, request, **kwargs)
+
+    monkeypatch.setattr(BotocoreStubber, "__call__", whole)
+
+
 @pytest.fixture
-def aws() -> Iterator[None]:
-    """In-process moto for the test (a fresh, empty account); on an endpoint, nothing to set up."""
+def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """In-process moto for the test (a fresh, empty account), answering S3 requests one at a time;
+    on an endpoint, nothing to set up."""
     if ON_MOTO:
+        _s3_requests_one_at_a_time(monkeypatch)
         with mock_aws(config=_KEEP_SESSION):
             yield
     else:

@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 import re
+import threading
 from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support import BUCKET
 
 TESTS = Path(__file__).resolve().parent
 PATCHED = re.compile(r"setattr\(\s*(StorageSettings|Settings)\s*,\s*[\"']clients[\"']|Settings\.clients\s*=")
@@ -69,3 +75,32 @@ def test_the_endpoint_run_keeps_the_tests_that_reach_the_store() -> None:
     _keep_what_reaches_the_store(config, items)  # type: ignore[arg-type]
     assert [i.name for i in items] == ["tool", "procs", "condition"]
     assert deselected == ["parser", "pure"]
+
+
+@pytest.mark.moto_only
+def test_in_process_moto_applies_one_s3_request_at_a_time(s3: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A LIST sent while a DELETE is inside moto is answered after it: moto's LIST iterates the
+    bucket's keys and read a key another thread had just removed (KeyError out of moto, seen as a
+    flaky conformance case). Passing never depends on timing: the DELETE waits until the LIST is
+    sent, then a second for its answer, which must not come while the DELETE is still inside."""
+    from moto.s3.models import S3Backend
+
+    s3.put_object(Bucket=BUCKET, Key="a", Body=b"a")
+    listing_sent, listed = threading.Event(), threading.Event()
+    answered_while_inside: list[bool] = []
+    delete = S3Backend.delete_object
+
+    def slow_delete(self: S3Backend, *args: Any, **kwargs: Any) -> Any:
+        assert listing_sent.wait(10)
+        answered_while_inside.append(listed.wait(1))
+        return delete(self, *args, **kwargs)
+
+    monkeypatch.setattr(S3Backend, "delete_object", slow_delete)
+    s3.meta.events.register_first("before-send.s3.ListObjectsV2", lambda **_: listing_sent.set())
+    s3.meta.events.register("after-call.s3.ListObjectsV2", lambda **_: listed.set())
+    deleting = threading.Thread(target=s3.delete_object, kwargs={"Bucket": BUCKET, "Key": "a"})
+    deleting.start()
+    keys = s3.list_objects_v2(Bucket=BUCKET).get("Contents", [])
+    deleting.join(10)
+    assert answered_while_inside == [False]
+    assert keys == []  # the LIST saw the DELETE's outcome whole
