@@ -35,7 +35,7 @@ import boto3  # noqa: E402
 from botocore.config import Config  # noqa: E402
 from moto import mock_aws  # noqa: E402
 
-from bench.latency import Meter, Phase  # noqa: E402
+from bench.latency import Meter, Phase, StoreCpu  # noqa: E402
 from s3memory import KmsKeys, S3MemoryTool  # noqa: E402
 from s3memory.cli import main  # noqa: E402
 from s3memory.config import Settings, StorageSettings  # noqa: E402
@@ -46,6 +46,7 @@ from s3memory.fleet.runtime import Runtime  # noqa: E402
 
 BUCKET, RESULTS, PREFIX, REGION = "s3memory-bench-fleet", "s3memory-bench-fleet-results", "agents/", "us-east-1"
 METER = Meter()
+STORE_CPU = StoreCpu()  # moto's share of the CPU columns (counted while `engine` and `per_agent` run)
 WORKERS = 32  # S3MEMORY_MAX_WORKERS of the worker: the 20 HEADs or GETs of an agent of 20 files in one wave
 CONFIG = Config(max_pool_connections=64, retries={"mode": "standard", "max_attempts": 5})
 
@@ -100,7 +101,7 @@ def per_agent(files: int, batch: int, scale: float = 1.0) -> list[dict[str, Any]
         ("shred", "shred", {}, "x2"),
     ]
     rows = []
-    with mock_aws():
+    with mock_aws(), STORE_CPU.counting():
         s3, kms = clients(Settings.model_construct())
         s3.create_bucket(Bucket=BUCKET)
         s3.create_bucket(Bucket=RESULTS)
@@ -115,10 +116,11 @@ def per_agent(files: int, batch: int, scale: float = 1.0) -> list[dict[str, Any]
         for index, (name, job, options, group) in enumerate(jobs):
             options = {k: (to_key if v == "TO" else v) for k, v in options.items()}
             items = [{"id": a, "kind": "agent"} for a in agents[group]]
+            store = STORE_CPU.seconds
             with Phase(METER) as phase:
                 records = worker.process_batch(rt, _batch(job, options, f"run-{index}"), items, lambda: 900.0)
             assert all(r["outcome"] in ("ok", "dry_run") for r in records), records
-            rows.append(_row(files, name, phase, batch))
+            rows.append(_row(files, name, phase, batch, STORE_CPU.seconds - store))
         rows.append(_before(files, agents["shared"][0]))
         rt.close()
     return rows
@@ -127,17 +129,18 @@ def per_agent(files: int, batch: int, scale: float = 1.0) -> list[dict[str, Any]
 def _before(files: int, agent: str) -> dict[str, Any]:
     """The serial retention Lambda's way: `s3memory prune` through main(argv), new clients per agent."""
     os.environ.update({"S3MEMORY_BUCKET": BUCKET, "S3MEMORY_PREFIX": PREFIX})
+    store = STORE_CPU.seconds
     with Phase(METER) as phase:
         code = main(["prune", "--agent", agent, "--older-than", "90d", "--dry-run", "-q"], clients=cli_clients)
     assert code == 0
-    return _row(files, "before: prune --dry-run via main(argv), new clients", phase, 1)
+    return _row(files, "before: prune --dry-run via main(argv), new clients", phase, 1, STORE_CPU.seconds - store)
 
 
-def _row(files: int, job: str, phase: Phase, agents: int) -> dict[str, Any]:
-    """Per agent: requests, round trips (in units of the S3 delay) and seconds."""
+def _row(files: int, job: str, phase: Phase, agents: int, store_cpu: float) -> dict[str, Any]:
+    """Per agent: requests, round trips (in units of the S3 delay), seconds, and CPU (moto's apart)."""
     return {"files": files, "job": job, "s3": phase.count("s3") / agents, "kms": phase.count("kms") / agents,
             "round_trips": phase.round_trips / agents, "seconds": phase.seconds / agents,
-            "cpu": phase.cpu_seconds / agents}  # fmt: skip
+            "cpu": phase.cpu_seconds / agents, "moto_cpu": store_cpu / agents}  # fmt: skip
 
 
 def engine(
@@ -152,7 +155,7 @@ def engine(
     the engine's own choice). CPU is this process's and its worker processes' (moto's included)."""
     METER.delays = {"s3": 0.020 * scale, "kms": 0.015 * scale}
     rows = []
-    with mock_aws():
+    with mock_aws(), STORE_CPU.counting():
         s3, kms = clients(Settings.model_construct())
         s3.create_bucket(Bucket=BUCKET)
         s3.create_bucket(Bucket=RESULTS)
@@ -165,17 +168,18 @@ def engine(
             for n in workers:
                 plan = Plan(job, options, f"engine-{job}-{n}-{scale:g}", Location(RESULTS, "runs/"), items)
                 METER.enabled = True  # the forked workers inherit it
-                cpu = _cpu()
+                cpu, store = _cpu(), STORE_CPU.seconds
                 started = time.perf_counter()
                 results = local.run(plan, _settings(key_id), _Silent(), workers=n, clients=clients,
                                     start_method="fork", size=size)  # fmt: skip
                 seconds = time.perf_counter() - started
                 cpu = _cpu() - cpu  # the pool's processes have ended: their CPU is counted
+                store = STORE_CPU.seconds - store  # moto's, in the workers (forks share the sum)
                 METER.enabled = False
                 assert all(r["outcome"] in ("ok", "dry_run") for r in results), results[:3]
                 label = f"{job} --dry-run" if options.get("dry_run") else job
                 rows.append({"job": label, "workers": n, "agents": agents, "seconds": seconds, "rate": agents / seconds,
-                             "latency": f"{20 * scale:g} ms", "cpu": cpu / agents,
+                             "latency": f"{20 * scale:g} ms", "cpu": cpu / agents, "moto_cpu": store / agents,
                              "batch": size or local.batch_size(agents, n)})  # fmt: skip
     return rows
 
@@ -223,27 +227,39 @@ def main_(argv: list[str] | None = None) -> int:
         print(_table(rows, [("job", "job", text), ("S3 requests", "s3", lambda v: f"{v:.1f}"),
                             ("KMS requests", "kms", lambda v: f"{v:.1f}"),
                             (f"round trips (at {args.scale:g}x delay)", "round_trips", lambda v: f"{v:.2f}"),
-                            ("wall s", "seconds", lambda v: f"{v:.3f}"), ("CPU s (with moto's)", "cpu",
-                                                                          lambda v: f"{v:.3f}")]))  # fmt: skip
+                            ("wall s", "seconds", lambda v: f"{v:.3f}"),
+                            ("CPU s (with moto's)", "cpu", lambda v: f"{v:.3f}"),
+                            ("of it moto's", "moto_cpu", lambda v: f"{v:.3f}")]))  # fmt: skip
     if not args.skip_engine:
         workers = tuple(int(n) for n in args.workers.split(","))
         jobs: list[tuple[str, dict[str, Any]]] = [("prune", {"older_than": "90d", "dry_run": True}), ("verify", {})]
         erows = []
         for scale in (float(x) for x in args.engine_scales.split(",")):
             erows += engine(args.agents, workers, jobs, scale, args.engine_batch)
+        cores = os.cpu_count() or 1
         for row in erows:
-            serial = next(r["rate"] for r in erows if (r["job"], r["latency"], r["workers"]) ==
-                          (row["job"], row["latency"], workers[0]))  # fmt: skip
-            row["speedup"] = row["rate"] / serial
-            row["ceiling"] = os.cpu_count() or 1  # cores, for the CPU-bound ceiling below
-            row["cpu_bound"] = (os.cpu_count() or 1) / row["cpu"]
+            first = next(r for r in erows if (r["job"], r["latency"], r["workers"]) ==
+                         (row["job"], row["latency"], workers[0]))  # fmt: skip
+            row["speedup"] = row["rate"] / first["rate"]
+            row["cpu_bound"] = cores / row["cpu"]
+            # Against a store whose CPU is not this machine's: the serial run without moto's CPU
+            # (it ran in line with each agent), and what the client's CPU alone allows n workers.
+            row["client_cpu"] = row["cpu"] - row["moto_cpu"]
+            serial = 1 / (first["seconds"] / first["agents"] - first["moto_cpu"])
+            row["elsewhere"] = min(row["workers"] * serial, cores / row["client_cpu"]) / serial
         print(f"## Local engine, agents of 20 files (this machine: {os.cpu_count()} cores)\n")
         print(_table(erows, [("job", "job", text), ("S3 latency", "latency", text), ("workers", "workers", text),
                              ("agents", "agents", text), ("batch", "batch", text),
                              ("wall s", "seconds", lambda v: f"{v:.2f}"), ("agents/s", "rate", lambda v: f"{v:.1f}"),
                              ("x serial", "speedup", lambda v: f"{v:.1f}"),
                              ("CPU s per agent (with moto's)", "cpu", lambda v: f"{v:.3f}"),
-                             ("CPU-bound agents/s (cores / CPU)", "cpu_bound", lambda v: f"{v:.1f}")]))  # fmt: skip
+                             ("of it moto's", "moto_cpu", lambda v: f"{v:.3f}"),
+                             ("CPU-bound agents/s (cores / CPU)", "cpu_bound", lambda v: f"{v:.1f}"),
+                             ("x serial the client's CPU allows", "elsewhere", lambda v: f"{v:.1f}")]))  # fmt: skip
+        print(
+            "The last column: with the store's CPU elsewhere (as S3's is), the serial rate without moto's\n"
+            "CPU and n workers bound by n x that rate and by cores / the client's CPU per agent.\n"
+        )
     return 0
 
 

@@ -44,9 +44,12 @@ Usage (`answer()` is optional: it ends the timed part; requests after it are cou
 from __future__ import annotations
 
 import bisect
+import contextlib
+import multiprocessing
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -226,3 +229,40 @@ class Phase:
     def wall_round_trips(self) -> float:
         """Wall time / the S3 delay: round trips plus the CPU time spent between them."""
         return self.seconds / self.meter.delays["s3"]
+
+
+class StoreCpu:
+    """The CPU moto spends answering requests in this process and in processes forked from it
+    (`seconds`): each thread's CPU time inside moto's stub, summed in memory the forks share.
+    What is left of the process CPU is the client's own (botocore and s3memory), which against S3
+    is all the CPU a worker spends."""
+
+    def __init__(self) -> None:
+        self._total = multiprocessing.get_context("fork").Value("d", 0.0)
+
+    @property
+    def seconds(self) -> float:
+        with self._total.get_lock():
+            return float(self._total.value)
+
+    @contextlib.contextmanager
+    def counting(self) -> Iterator[StoreCpu]:
+        from moto.core.botocore_stubber import BotocoreStubber
+
+        answer = BotocoreStubber.__call__
+        total = self._total
+
+        def timed(stub: BotocoreStubber, *args: Any, **kwargs: Any) -> Any:
+            started = time.thread_time()
+            try:
+                return answer(stub, *args, **kwargs)
+            finally:
+                spent = time.thread_time() - started
+                with total.get_lock():
+                    total.value += spent
+
+        BotocoreStubber.__call__ = timed  # type: ignore[method-assign]
+        try:
+            yield self
+        finally:
+            BotocoreStubber.__call__ = answer  # type: ignore[method-assign]
