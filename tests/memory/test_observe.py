@@ -185,8 +185,12 @@ def test_without_opentelemetry_nothing_more_is_imported(mode: str, loads: bool) 
 def otel() -> Iterator[tuple[Any, Any]]:
     """The process's tracer and meter providers, set once: an in-memory span exporter and metric reader.
 
-    A provider can be set only once per process; at the end of the module both are shut down, so
-    later tests' spans and metrics are dropped instead of piling up in memory.
+    A provider can be set only once per process; at the end of the module the span exporter is shut
+    down, so later tests' spans are dropped instead of piling up in memory (the metric reader keeps
+    one cumulative point per metric and attributes). The providers stay up: a shut-down span
+    processor logs "Processor is already shutdown, ignoring call" for every later span, and a
+    shut-down meter provider a warning for every meter asked of it, into later tests' exact log
+    assertions (test_mounts.py's, when it ran after this module in the same process).
     """
     from opentelemetry import metrics, trace
     from opentelemetry.sdk.metrics import MeterProvider
@@ -203,8 +207,8 @@ def otel() -> Iterator[tuple[Any, Any]]:
     trace.set_tracer_provider(provider)
     metrics.set_meter_provider(meters)
     yield exporter, reader
-    provider.shutdown()
-    meters.shutdown()
+    exporter.shutdown()
+    exporter.clear()
 
 
 def _totals(reader: Any) -> collections.Counter[tuple[str, tuple[tuple[str, Any], ...]]]:

@@ -12,6 +12,10 @@ seams, each as small as it can be:
   Everything before (the task's parameters, the Lambda API call, the function lookup) and after
   (payload, error mapping, ResultSelector) is moto's.
 * **Retry waits**: moto sleeps for real (`time.sleep` in retrier_decl); the wait is recorded instead.
+* **Speed only** (what is computed stays moto's): the interpreter builds a new boto3 client for every
+  Lambda task and every S3 read or write of the Map Run, and compiles a JSONPath parser (a yacc
+  table) for every path it evaluates; in `machine()` each client is made once per (region, service)
+  and each path parsed once. Both are stateless: the same requests go out, the same values come back.
 * **ItemBatcher**: moto's ASL grammar has no `ItemBatcher` (create_state_machine refuses the
   definition). `for_moto` replaces it, and nothing else, by an ItemSelector that builds the same
   `{"BatchInput": <the same BatchInput>, "Items": [item]}` event: batches of one item.
@@ -27,6 +31,7 @@ Step Functions and Lambda run with no role checks: test_fleet_roles.py decides t
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import threading
 import time
@@ -40,6 +45,7 @@ import boto3
 import pytest
 from moto.awslambda import models as lambda_models
 from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl
+from moto.stepfunctions.parser.asl.utils import boto_client, json_path
 
 from tests.terraform.deploy import FLEET_NAME, state_machine_definition
 
@@ -146,6 +152,24 @@ class Machine:
         return dict(self.sfn.describe_map_run(mapRunArn=listed["mapRunArn"]))
 
 
+def _one_client_per_service(make: Callable[..., Any]) -> Callable[..., Any]:
+    """`boto3.client` for the interpreter's `boto_client_for`, which passes the same arguments every
+    time for a region and service (its Config is rebuilt equal): the first client made is reused."""
+    made: dict[tuple[str, str, str | None], Any] = {}
+    lock = threading.Lock()
+
+    def client(*, region_name: str, service_name: str, endpoint_url: str | None = None, **kwargs: Any) -> Any:
+        key = (region_name, service_name, endpoint_url)
+        with lock:
+            if key not in made:
+                made[key] = make(
+                    region_name=region_name, service_name=service_name, endpoint_url=endpoint_url, **kwargs
+                )
+            return made[key]
+
+    return client
+
+
 @contextmanager
 def machine(patch: pytest.MonkeyPatch, handler: Callable[[Any, Any], Any]) -> Iterator[Machine]:
     """Inside an active mock_aws(config={"stepfunctions": {"execute_state_machine": True}}): the
@@ -154,6 +178,8 @@ def machine(patch: pytest.MonkeyPatch, handler: Callable[[Any, Any], Any]) -> It
     waits: list[float] = []
     patch.setattr(lambda_models.LambdaFunction, "_invoke_lambda", lambda self, event=None: lambdas.invoke(self, event))
     patch.setattr(retrier_decl, "time", SimpleNamespace(sleep=waits.append))  # that module's time only
+    patch.setattr(boto_client, "boto3", SimpleNamespace(client=_one_client_per_service(boto3.client)))
+    patch.setattr(json_path, "parse", functools.lru_cache(maxsize=None)(json_path.parse))
     iam = boto3.client("iam", region_name=MOTO_REGION)
     role = iam.create_role(RoleName=f"{FLEET_NAME}-sfn", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
     functions = boto3.client("lambda", region_name=MOTO_REGION)

@@ -11,7 +11,9 @@ prove what the Python side assumes about Terraform:
   input validations refuse what they should.
 
 The provider mirror is `$TF_PLUGIN_DIR`, else /opt/tf-plugins, in `terraform init -plugin-dir`
-layout (registry.terraform.io/hashicorp/aws/<version>/<os_arch>/...).
+layout (registry.terraform.io/hashicorp/aws/<version>/<os_arch>/...). `terraform init` installs
+it from there as usual; `validate` and `test` then reattach to one instance of the binary init
+chose (`aws_provider`) instead of launching it for every operation of every run.
 """
 
 from __future__ import annotations
@@ -20,7 +22,10 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -69,14 +74,53 @@ def _plugin_dir() -> Path:
     return plugin_dir
 
 
-def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {
+def _env(home: Path) -> dict[str, str]:
+    return {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(cwd),
+        "HOME": str(home),
         "TF_IN_AUTOMATION": "1",
         "CHECKPOINT_DISABLE": "1",
     }
+
+
+def _run(*args: str, cwd: Path, reattach: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = _env(cwd) | ({"TF_REATTACH_PROVIDERS": reattach} if reattach else {})
     return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, check=False)
+
+
+@pytest.fixture(scope="module")
+def aws_provider(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """TF_REATTACH_PROVIDERS for one running instance of the AWS provider `terraform init` installs
+    from the mirror for this module, started in its debug mode (gRPC on a unix socket) and stopped
+    after the module's tests. Terraform launches a provider for every operation otherwise: four
+    times a run of `terraform test` (the provider and its `replica` alias, in validate and in
+    plan), about half a second of CPU each to start the 700 MB binary; its 30 runs took 74 s so
+    and 21 s reattached, with the same binary, schema and assertions."""
+    terraform, plugin_dir = _terraform(), _plugin_dir()
+    home = tmp_path_factory.mktemp("aws-provider")
+    work = _copy_module(home)
+    init = _run(terraform, "init", "-backend=false", "-input=false", "-no-color", f"-plugin-dir={plugin_dir}", cwd=work)
+    assert init.returncode == 0, init.stdout + init.stderr
+    (binary,) = (work / ".terraform" / "providers" / "registry.terraform.io" / "hashicorp" / "aws").glob(
+        "*/*/terraform-provider-aws*"
+    )
+    log = home / "provider.log"
+    with log.open("wb") as out:
+        provider = subprocess.Popen([str(binary), "-debug"], cwd=home, env=_env(home), stdout=out, stderr=out)
+    try:
+        deadline = time.monotonic() + 120  # a guard against a provider that never starts, not a timing assertion
+        while (found := re.search(r"TF_REATTACH_PROVIDERS='([^']+)'", log.read_text(errors="replace"))) is None:
+            assert provider.poll() is None, log.read_text(errors="replace")[-3000:]
+            assert time.monotonic() < deadline, log.read_text(errors="replace")[-3000:]
+            time.sleep(0.1)
+        yield found.group(1)
+    finally:
+        provider.send_signal(signal.SIGINT)  # the debug server's own way to stop
+        try:
+            provider.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            provider.kill()
+            provider.wait()
 
 
 def _copy_module(tmp_path: Path) -> Path:
@@ -113,24 +157,25 @@ def test_renderer_matches_terraform_templatefile(tmp_path: Path) -> None:
     ["examples/multi-region", "examples/lambda-agent", "examples/minimal"],
     ids=["module", "lambda-agent", "minimal"],
 )
-def test_terraform_validate(tmp_path: Path, folder: str) -> None:
+def test_terraform_validate(tmp_path: Path, folder: str, aws_provider: str) -> None:
     terraform, plugin_dir = _terraform(), _plugin_dir()
     work = _copy_module(tmp_path) / folder
     init = _run(terraform, "init", "-backend=false", "-input=false", "-no-color", f"-plugin-dir={plugin_dir}", cwd=work)
     assert init.returncode == 0, init.stdout + init.stderr
-    validate = _run(terraform, "validate", "-no-color", cwd=work)
+    validate = _run(terraform, "validate", "-no-color", cwd=work, reattach=aws_provider)
     assert validate.returncode == 0, validate.stdout + validate.stderr
     assert "Success! The configuration is valid." in validate.stdout
 
 
-@pytest.mark.slow  # 30 runs of the module under the mocked provider: about 2 minutes
-def test_terraform_test_deploys_the_documents_python_renders(tmp_path: Path) -> None:
+@pytest.mark.slow  # 30 runs of the module under the mocked provider: about 20 s
+def test_terraform_test_deploys_the_documents_python_renders(tmp_path: Path, aws_provider: str) -> None:
     terraform, plugin_dir = _terraform(), _plugin_dir()
     work = _copy_module(tmp_path)
     (tmp_path / "expected.tfvars.json").write_text(json.dumps({"expected": expected_renderings()}), encoding="utf-8")
     init = _run(terraform, "init", "-backend=false", "-input=false", "-no-color", f"-plugin-dir={plugin_dir}", cwd=work)
     assert init.returncode == 0, init.stdout + init.stderr
-    tested = _run(terraform, "test", "-no-color", f"-var-file={tmp_path / 'expected.tfvars.json'}", cwd=work)
+    var_file = f"-var-file={tmp_path / 'expected.tfvars.json'}"
+    tested = _run(terraform, "test", "-no-color", var_file, cwd=work, reattach=aws_provider)
     runs = len(re.findall(r'^run "', TF_TEST_FILE.read_text(encoding="utf-8"), re.M))
     assert tested.returncode == 0, tested.stdout + tested.stderr
     assert f"Success! {runs} passed, 0 failed." in tested.stdout
