@@ -103,14 +103,23 @@ def _before(text: str) -> str:
     return text[:-1] + chr(ord(text[-1]) - 1) + "\x7f" if text else ""
 
 
+def _shared_start(a: str, b: str) -> str:
+    """The characters `a` and `b` begin with alike (S3 keys: strings, not paths)."""
+    n = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    return a[:n]
+
+
 def done_ids(s3: Any, where: Location, run_id: str, items: Sequence[Item]) -> set[Item]:
-    """Those of `items` already done in this run: one LIST per kind and 1,000 markers of the range."""
+    """Those of `items` already done in this run: one LIST per kind and 1,000 markers of the range.
+    The LIST's prefix is what the range's first and last keys share (every key between two strings
+    starts with their common prefix), so a page holds the range's markers, not every later one."""
     found: set[Item] = set()
     for kind in sorted({i.kind for i in items}):
         ids = sorted(i.id for i in items if i.kind == kind)
         folder = f"{where.run(run_id)}done/{kind}/"
+        first, last = folder + ids[0], folder + ids[-1]
         wanted = set(ids)
-        for key in _keys(s3, where.bucket, folder, _before(folder + ids[0]), folder + ids[-1]):
+        for key in _keys(s3, where.bucket, _shared_start(first, last), _before(first), last):
             if key[len(folder) :] in wanted:
                 found.add(Item(key[len(folder) :], kind))
     return found

@@ -144,3 +144,23 @@ def test_the_retention_cost_the_terraform_readme_states_is_what_a_prune_costs(rt
     assert [r["outcome"] for r in answer["results"]] == ["ok"] * batch
     assert sent == Counter({"ListObjectsV2": lists * batch + 1, "HeadObject": heads * batch, "PutObject": batch})
     assert sent.total() / batch == total
+
+
+def test_a_batch_lists_only_the_done_markers_of_its_own_range(s3: Any) -> None:
+    """A batch asks which of its agents are done with one LIST whose prefix is what its first and
+    last markers share: the page holds that range, not every later agent's marker."""
+    from s3memory.fleet.results import Item, Location, done_ids
+
+    for agent in ("a-10", "a-11", "a-12", "a-19", "a-2", "a-20", "b-1"):
+        s3.put_object(Bucket=BUCKET, Key=f"r/run-1/done/agent/{agent}", Body=b"{}")
+    lists: list[tuple[str, int]] = []
+    s3.meta.events.register(
+        "after-call.s3.ListObjectsV2", lambda parsed, **_: lists.append((parsed["Prefix"], parsed["KeyCount"]))
+    )
+    batch = [Item("a-11", "agent"), Item("a-13", "agent"), Item("a-12", "agent")]
+    assert done_ids(s3, Location(BUCKET, "r/"), "run-1", batch) == {Item("a-11", "agent"), Item("a-12", "agent")}
+    # a-11, a-12 and a-19 (under "a-1", after the range: not read on); not a-10 (StartAfter), a-2, a-20 or b-1
+    assert lists == [("r/run-1/done/agent/a-1", 3)]
+    one = [Item("b-1", "agent")]
+    assert done_ids(s3, Location(BUCKET, "r/"), "run-1", one) == set(one)
+    assert lists[1:] == [("r/run-1/done/agent/b-1", 1)]
