@@ -14,7 +14,6 @@ import pytest
 from botocore.config import Config
 from moto import mock_aws
 from moto.core.config import default_user_config
-from moto.s3.responses import S3Response
 
 from s3memory import KmsKeys, LocalKeys, S3MemoryTool
 from tests.support import BUCKET, LOCAL_KEY, REGION, CallCounter, enable_versioning, memory_tool
@@ -117,24 +116,25 @@ def cli_clients() -> Iterator[CliClients]:
 _KEEP_SESSION: Any = {"core": {**default_user_config["core"], "reset_boto3_session": False}}
 
 
-_S3_ONE_AT_A_TIME = threading.RLock()
+_ONE_AT_A_TIME = threading.RLock()
 
 
-def _s3_requests_one_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
-    """In-process moto applies an S3 request in several steps on shared dicts, so a LIST iterating
-    the bucket's keys while another thread's DELETE removes one raises KeyError out of moto (an S3
-    answer no real store gives). Each S3 request is applied whole, as by a server: the threads and
-    every interleaving between requests stay, only moto's own steps are not interleaved. Other
-    services are left concurrent: a Lambda invocation (run in this process by the Step Functions
-    tests) makes S3 requests from threads of its own while its own request is being answered."""
+def one_request_at_a_time(monkeypatch: pytest.MonkeyPatch, events: str = "before-send.s3.") -> None:
+    """In-process moto applies each request whose event name starts with `events` whole, one at a
+    time, as a server would (the `aws` fixture: every S3 request). moto applies an S3 request in
+    several steps on shared dicts: a LIST iterating the bucket's keys while another thread's DELETE
+    removes one raises KeyError out of moto, and a conditional PUT checks, then stores. The threads
+    and every interleaving between requests stay; only moto's own steps are not interleaved. Other
+    services are left concurrent by default: a Lambda invocation (run in this process by the Step
+    Functions tests) makes S3 requests from threads of its own while its own request is answered."""
     from moto.core.botocore_stubber import BotocoreStubber
 
     handle = BotocoreStubber.__call__
 
     def whole(self: BotocoreStubber, event_name: str, request: Any, **kwargs: Any) -> Any:
-        if not event_name.startswith("before-send.s3."):
+        if not event_name.startswith(events):
             return handle(self, event_name, request, **kwargs)
-        with _S3_ONE_AT_A_TIME:
+        with _ONE_AT_A_TIME:
             return handle(self, event_name, request, **kwargs)
 
     monkeypatch.setattr(BotocoreStubber, "__call__", whole)
@@ -145,7 +145,7 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """In-process moto for the test (a fresh, empty account), answering S3 requests one at a time;
     on an endpoint, nothing to set up."""
     if ON_MOTO:
-        _s3_requests_one_at_a_time(monkeypatch)
+        one_request_at_a_time(monkeypatch)
         with mock_aws(config=_KEEP_SESSION):
             yield
     else:
@@ -261,31 +261,3 @@ def versioned(env: Any) -> Any:
     """`env` with versioning enabled on the bucket; returns the S3 client."""
     enable_versioning(env)
     return env
-
-
-@pytest.fixture
-def atomic_moto_put(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make moto's conditional PutObject atomic, as S3's is.
-
-    moto checks If-Match / If-None-Match and then stores the object without a lock, so under
-    real thread races the fake itself could let two conditional writers through. Serialising
-    its handler restores S3's guarantee; the code under test is unchanged.
-    """
-    if not ON_MOTO:
-        return  # a real S3 implementation evaluates the condition and the write atomically itself
-    lock = threading.Lock()
-    original = S3Response.put_object
-    original_get = S3Response.get_object
-
-    def put_object(self: S3Response) -> Any:
-        with lock:
-            return original(self)
-
-    # moto stores a new object before it sets its metadata, so a GET in between reads the new body
-    # with no metadata (an object S3 would never show); reads wait for a PUT under way, as on S3.
-    def get_object(self: S3Response) -> Any:
-        with lock:
-            return original_get(self)
-
-    monkeypatch.setattr(S3Response, "put_object", put_object)
-    monkeypatch.setattr(S3Response, "get_object", get_object)

@@ -1,22 +1,22 @@
 """`s3memory doctor --conformance`: the kit on the configured bucket, under a scratch prefix it removes.
 
-The doctor runs the race cases on a store whose probes pass, and in-process moto neither
-serialises concurrent requests nor evaluates a condition and its write atomically: on moto its
-request handler is serialised here (as tests.support.moto_server serialises the server's), which
-gives the fake S3's atomicity. What moto cannot answer for the user's real bucket (its key policy
-in force, its conditional DELETE of a missing key, versioning as configured) is exactly why the
-command exists; the same test runs on MiniStack through the endpoint rig.
+The doctor runs the race cases on a store whose probes pass; in-process moto gets S3's atomicity
+from answering one request at a time (`tests.conftest.one_request_at_a_time`, as
+tests.support.moto_server serialises the server's), here for every service. What moto cannot
+answer for the user's real bucket (its key policy in force, its conditional DELETE of a missing
+key, versioning as configured) is exactly why the command exists; the same test runs on MiniStack
+through the endpoint rig.
 """
 
 from __future__ import annotations
 
 import json
-import threading
 from typing import Any
 
 import pytest
 
 from s3memory.conformance import CASES
+from tests.conftest import one_request_at_a_time
 from tests.support import BUCKET
 from tests.support.cli import run
 from tests.support.endpoint import ON_MOTO
@@ -26,18 +26,10 @@ AGENT_FILE = "agents/agent-1/notes.md"
 
 @pytest.fixture
 def serialised_moto(monkeypatch: pytest.MonkeyPatch) -> None:
-    """In-process moto answering one request at a time (on an endpoint: nothing to do)."""
-    if not ON_MOTO:
-        return
-    from moto.core.botocore_stubber import BotocoreStubber
-
-    lock, handle = threading.Lock(), BotocoreStubber.__call__
-
-    def one_at_a_time(self: BotocoreStubber, *args: Any, **kwargs: Any) -> Any:
-        with lock:
-            return handle(self, *args, **kwargs)
-
-    monkeypatch.setattr(BotocoreStubber, "__call__", one_at_a_time)
+    """In-process moto answering one request of any service at a time (S3's already are: the `aws`
+    fixture); on an endpoint, nothing to do."""
+    if ON_MOTO:
+        one_request_at_a_time(monkeypatch, "before-send.")
 
 
 def test_the_kit_passes_on_the_bucket_and_leaves_nothing_behind(

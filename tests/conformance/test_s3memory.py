@@ -1,8 +1,8 @@
 """The conformance kit against s3memory itself: plain and encrypted names, with a mount, on the rig's store.
 
-On moto (in process) every case but the races runs: in-process moto neither serialises requests
-nor evaluates a condition and its write atomically, so the races run on the serialised moto server
-(`tests.support.moto_server`) instead, and on MiniStack (`scripts/test-endpoint.sh`) with the rest.
+On moto (in process) every case but the races runs; the races run on the serialised moto server
+(`tests.support.moto_server`: concurrent requests over HTTP, each applied whole, which S3's
+atomicity needs) instead, and on MiniStack (`scripts/test-endpoint.sh`) with the rest.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from tests.support import BUCKET, LOCAL_KEY
 from tests.support.endpoint import ON_MOTO
 
 RACES = [case for case in CASES if isinstance(case, Race)]
-CLAIMS = () if ON_MOTO else ("concurrency",)  # the rig's store answers concurrent conditions atomically off moto
+CLAIMS = () if ON_MOTO else ("concurrency",)  # in process, the races are left to the moto server's run below
 
 
 def factory(s3: Any, bucket: str = BUCKET, **options: Any) -> Callable[[], S3MemoryTool]:

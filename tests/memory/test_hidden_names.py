@@ -312,7 +312,6 @@ def first_writes_at_once(tools: dict[str, S3MemoryTool]) -> dict[str, str]:
     return results
 
 
-@pytest.mark.usefixtures("atomic_moto_put")
 def test_tools_of_both_modes_racing_an_agents_first_write_leave_one_mode(
     make_tool: Callable[..., S3MemoryTool], s3: Any
 ) -> None:

@@ -371,9 +371,7 @@ def test_two_agents_editing_one_shared_file_lose_no_update(make_tool: Callable[.
     assert (record.agent, record.command) == ("agent-a", "str_replace")
 
 
-def test_two_agents_inserting_at_once_into_one_shared_file(
-    make_tool: Callable[..., Any], atomic_moto_put: None
-) -> None:
+def test_two_agents_inserting_at_once_into_one_shared_file(make_tool: Callable[..., Any]) -> None:
     import threading
 
     shared = {"shared": Mount("team-notes", read_only=False)}

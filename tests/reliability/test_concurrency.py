@@ -302,7 +302,6 @@ def test_a_held_rename_moves_an_edit_made_before_its_delete(pair: tuple[Any, Any
 # --- creates -----------------------------------------------------------------------------
 
 
-@pytest.mark.usefixtures("atomic_moto_put")
 @pytest.mark.parametrize("n", [2, 8])
 def test_racing_creates_have_one_winner(make_tool: Callable[..., Any], s3: Any, n: int) -> None:
     tools = [make_tool() for _ in range(n)]
@@ -341,7 +340,6 @@ def test_racing_creates_have_one_winner(make_tool: Callable[..., Any], s3: Any, 
     assert stored_keys(s3) == [F_KEY]
 
 
-@pytest.mark.usefixtures("atomic_moto_put")
 def test_threads_editing_one_file_lose_nothing(make_tool: Callable[..., Any], s3: Any) -> None:
     n = 6
     tools = [make_tool() for _ in range(n)]

@@ -15,8 +15,6 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-import pytest
-
 from s3memory import LocalKeys, S3MemoryTool
 from tests.support import LOCAL_KEY, keystore_names, listed_keys
 
@@ -97,7 +95,6 @@ class Interleaving:
                     self.losers_listed.set()
 
 
-@pytest.mark.usefixtures("atomic_moto_put")
 def test_racing_first_writes_with_hidden_names_waste_one_key_per_loser(
     make_tool: Callable[..., S3MemoryTool], s3: Any
 ) -> None:

@@ -154,7 +154,6 @@ async def test_commands_do_not_block_the_event_loop(atool: AsyncS3MemoryTool, s3
     assert ticks >= 10  # a blocked loop would tick once or twice in 0.5 s
 
 
-@pytest.mark.usefixtures("atomic_moto_put")
 async def test_concurrent_creates_of_one_path(atool: AsyncS3MemoryTool, s3: Any) -> None:
     results: list[str] = []
 

@@ -86,7 +86,6 @@ def test_warm_tool_makes_no_keystore_request(tool: S3MemoryTool, s3: Any, counte
     assert not [t for t in touched if ".s3memory" in str(t)]
 
 
-@pytest.mark.usefixtures("atomic_moto_put")
 @pytest.mark.parametrize("writers", [8])
 def test_concurrent_first_writers_converge_on_one_key(
     make_tool: Callable[..., S3MemoryTool], s3: Any, writers: int
