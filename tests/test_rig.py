@@ -81,16 +81,18 @@ def test_the_endpoint_run_keeps_the_tests_that_reach_the_store() -> None:
 def test_in_process_moto_applies_one_s3_request_at_a_time(s3: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """A LIST sent while a DELETE is inside moto is answered after it: moto's LIST iterates the
     bucket's keys and read a key another thread had just removed (KeyError out of moto, seen as a
-    flaky conformance case). Passing never depends on timing: the DELETE waits until the LIST is
-    sent, then a second for its answer, which must not come while the DELETE is still inside."""
+    flaky conformance case). Passing never depends on timing: the LIST is sent only once the DELETE
+    is inside moto, which waits until the LIST is sent, then a second for its answer, which must not
+    come while the DELETE is still inside."""
     from moto.s3.models import S3Backend
 
     s3.put_object(Bucket=BUCKET, Key="a", Body=b"a")
-    listing_sent, listed = threading.Event(), threading.Event()
+    deleting_inside, listing_sent, listed = threading.Event(), threading.Event(), threading.Event()
     answered_while_inside: list[bool] = []
     delete = S3Backend.delete_object
 
     def slow_delete(self: S3Backend, *args: Any, **kwargs: Any) -> Any:
+        deleting_inside.set()
         assert listing_sent.wait(10)
         answered_while_inside.append(listed.wait(1))
         return delete(self, *args, **kwargs)
@@ -100,6 +102,7 @@ def test_in_process_moto_applies_one_s3_request_at_a_time(s3: Any, monkeypatch: 
     s3.meta.events.register("after-call.s3.ListObjectsV2", lambda **_: listed.set())
     deleting = threading.Thread(target=s3.delete_object, kwargs={"Bucket": BUCKET, "Key": "a"})
     deleting.start()
+    assert deleting_inside.wait(10)
     keys = s3.list_objects_v2(Bucket=BUCKET).get("Contents", [])
     deleting.join(10)
     assert answered_while_inside == [False]
