@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from s3memory.core import paths
 from s3memory.errors import InvalidPath
-from tests.support import BUCKET, assert_one_branch_key, ok, without_keystore
+from tests.support import BUCKET, assert_one_branch_key, ok, settled, without_keystore
 
 ROOT = "agents/victim-1/"
 # What the messages and keys must never contain raw: C0 controls, DEL, C1 controls, line separators.
@@ -156,6 +156,8 @@ def _call(tool, call: dict[str, object]) -> tuple[bool, object]:
         return True, tool.call(call)
     except ToolError as exc:
         return False, exc.content
+    finally:
+        settled(tool)  # the bucket is listed next: no intent record may be released between LIST and GET
 
 
 def test_hostile_commands_stay_inside_the_agent_prefix(make_tool, s3):

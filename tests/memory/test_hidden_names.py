@@ -20,7 +20,7 @@ from s3memory.core.names import PLAIN, NameCipher
 from s3memory.core.paths import MemoryPath
 from s3memory.memory import intents
 from s3memory.storage.keys import encryption_context
-from tests.support import BUCKET, CallCounter, err, keystore_names, listed_keys, memory_keys, ok
+from tests.support import BUCKET, CallCounter, err, keystore_names, listed_keys, memory_keys, ok, settled
 
 ROOT = "agents/agent-42/"
 KEYSTORE = ROOT + ".s3memory/keys/"
@@ -40,6 +40,8 @@ def outcome(tool: S3MemoryTool, command: dict[str, Any]) -> str:
         return str(tool.call(command))
     except ToolError as exc:
         return "ERROR " + str(exc.content)
+    finally:
+        settled(tool)
 
 
 def create(path: str, text: str) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from s3memory.core import messages
 from s3memory.memory.commands import answer
-from tests.support import BUCKET
+from tests.support import BUCKET, settled
 
 FILE = "/memories/f.md"
 KEY = "agents/agent-42/f.md"
@@ -66,6 +66,8 @@ def _called(tool: Any, arguments: object) -> str:
         return tool.call(arguments)
     except ToolError as err:
         content = err.content
+    finally:
+        settled(tool)
     assert isinstance(content, str)
     return content
 

@@ -26,6 +26,7 @@ from tests.support import (
     is_keystore,
     keystore_names,
     ok,
+    settled,
     without_keystore,
 )
 from tests.support.legacy import DataKey, put_format1
@@ -47,6 +48,8 @@ def outcome(tool: Any, **command: Any) -> str:
         return "succeeded: " + str(tool.call(command))
     except ToolError as exc:
         return str(exc.content)
+    finally:
+        settled(tool)
 
 
 def snapshot(s3: Any, key: str) -> tuple[bytes, dict[str, str], str]:

@@ -12,7 +12,7 @@ import pytest
 from anthropic.lib.tools import ToolError
 
 from s3memory import S3MemoryTool
-from tests.support import BUCKET, claim_mode, listed_keys, ok
+from tests.support import BUCKET, claim_mode, listed_keys, ok, settled
 
 ROOT = "agents/agent-42/"
 KEYSTORE = ROOT + ".s3memory/keys/"
@@ -28,6 +28,8 @@ def answer(tool: S3MemoryTool, command: dict[str, Any]) -> str:
         return str(tool.call(command))
     except ToolError as exc:
         return "ERROR " + str(exc.content)
+    finally:
+        settled(tool)
 
 
 def answers(make_tool: Callable[..., S3MemoryTool]) -> dict[str, str]:
