@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import re
 
-from anthropic.lib.tools import ToolError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from s3memory.core import paths
 from s3memory.errors import InvalidPath
-from tests.support import BUCKET, assert_one_branch_key, ok, settled, without_keystore
+from tests.support import BUCKET, assert_one_branch_key, called, ok, without_keystore
 
 ROOT = "agents/victim-1/"
 # What the messages and keys must never contain raw: C0 controls, DEL, C1 controls, line separators.
@@ -150,16 +149,6 @@ def _clear_victim(s3) -> None:
         s3.delete_objects(Bucket=BUCKET, Delete={"Objects": [{"Key": o["Key"]} for o in listed]})
 
 
-def _call(tool, call: dict[str, object]) -> tuple[bool, object]:
-    """(True, result) or (False, ToolError content); any other exception fails the test."""
-    try:
-        return True, tool.call(call)
-    except ToolError as exc:
-        return False, exc.content
-    finally:
-        settled(tool)  # the bucket is listed next: no intent record may be released between LIST and GET
-
-
 def test_hostile_commands_stay_inside_the_agent_prefix(make_tool, s3):
     neighbour = make_tool("victim-10")
     ok(neighbour, command="create", path="/memories/x.txt", file_text="the neighbour's memory")
@@ -178,7 +167,7 @@ def test_hostile_commands_stay_inside_the_agent_prefix(make_tool, s3):
         ok(victim, command="create", path="/memories/a", file_text="a file")
         ok(victim, command="create", path="/memories/d/b.txt", file_text="a nested file")
         for call in calls:
-            succeeded, text = _call(victim, call)
+            succeeded, text = called(victim, call)  # settled: no intent record goes between the LIST and GETs below
             assert isinstance(text, str)
             if not succeeded:
                 assert text.startswith(("Error:", "The path ", "No replacement", "File ")), text

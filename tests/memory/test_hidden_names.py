@@ -12,7 +12,6 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from anthropic.lib.tools import ToolError
 
 from s3memory import S3MemoryTool
 from s3memory.core import keyring
@@ -20,7 +19,7 @@ from s3memory.core.names import PLAIN, NameCipher
 from s3memory.core.paths import MemoryPath
 from s3memory.memory import intents
 from s3memory.storage.keys import encryption_context
-from tests.support import BUCKET, CallCounter, err, keystore_names, listed_keys, memory_keys, ok, settled
+from tests.support import BUCKET, CallCounter, called, err, keystore_names, listed_keys, memory_keys, ok
 
 ROOT = "agents/agent-42/"
 KEYSTORE = ROOT + ".s3memory/keys/"
@@ -36,12 +35,8 @@ def mismatch(code: str) -> str:
 
 def outcome(tool: S3MemoryTool, command: dict[str, Any]) -> str:
     """What the model sees: the result, or the error text (marked, so both can be compared)."""
-    try:
-        return str(tool.call(command))
-    except ToolError as exc:
-        return "ERROR " + str(exc.content)
-    finally:
-        settled(tool)
+    succeeded, answer = called(tool, command)
+    return str(answer) if succeeded else f"ERROR {answer}"
 
 
 def create(path: str, text: str) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from s3memory.core import messages
 from s3memory.memory.commands import answer
-from tests.support import BUCKET, settled
+from tests.support import BUCKET, called
 
 FILE = "/memories/f.md"
 KEY = "agents/agent-42/f.md"
@@ -62,14 +62,10 @@ _INPUTS = st.builds(
 
 
 def _called(tool: Any, arguments: object) -> str:
-    try:
-        return tool.call(arguments)
-    except ToolError as err:
-        content = err.content
-    finally:
-        settled(tool)
-    assert isinstance(content, str)
-    return content
+    succeeded, text = called(tool, arguments)
+    if not succeeded:
+        assert isinstance(text, str)
+    return text
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -15,18 +15,17 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from anthropic.lib.tools import ToolError
 
 from s3memory import Keys, KmsKeys, Limits, LocalKeys
 from tests.support import (
     BUCKET,
     LOCAL_KEY,
     assert_one_branch_key,
+    called,
     err,
     is_keystore,
     keystore_names,
     ok,
-    settled,
     without_keystore,
 )
 from tests.support.legacy import DataKey, put_format1
@@ -44,12 +43,8 @@ def integrity(display: str) -> str:
 
 def outcome(tool: Any, **command: Any) -> str:
     """The ToolError text of a command, or "succeeded: ..." (so a loop can list every wrong answer)."""
-    try:
-        return "succeeded: " + str(tool.call(command))
-    except ToolError as exc:
-        return str(exc.content)
-    finally:
-        settled(tool)
+    succeeded, answer = called(tool, command)
+    return f"succeeded: {answer}" if succeeded else str(answer)
 
 
 def snapshot(s3: Any, key: str) -> tuple[bytes, dict[str, str], str]:

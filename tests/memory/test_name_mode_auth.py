@@ -9,10 +9,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from anthropic.lib.tools import ToolError
 
 from s3memory import S3MemoryTool
-from tests.support import BUCKET, claim_mode, listed_keys, ok, settled
+from tests.support import BUCKET, called, claim_mode, listed_keys, ok
 
 ROOT = "agents/agent-42/"
 KEYSTORE = ROOT + ".s3memory/keys/"
@@ -24,12 +23,8 @@ SECRET = {"command": "create", "path": "/memories/patient-jane-doe.md", "file_te
 
 
 def answer(tool: S3MemoryTool, command: dict[str, Any]) -> str:
-    try:
-        return str(tool.call(command))
-    except ToolError as exc:
-        return "ERROR " + str(exc.content)
-    finally:
-        settled(tool)
+    succeeded, answer = called(tool, command)
+    return str(answer) if succeeded else f"ERROR {answer}"
 
 
 def answers(make_tool: Callable[..., S3MemoryTool]) -> dict[str, str]:

@@ -29,7 +29,7 @@ from s3memory.storage.kms import KmsKeys
 from s3memory.storage.store import ObjectStore
 from s3memory.storage.vault import Vault
 from tests.reliability.test_crash import Crash, Killer
-from tests.support import BUCKET, LOCAL_KEY, branch_of, ok, settled
+from tests.support import BUCKET, LOCAL_KEY, branch_of, called, ok
 from tests.support.endpoint import ENDPOINT
 from tests.support.legacy import put_format1
 from tests.support.views import NoProgress
@@ -50,12 +50,7 @@ def claims(s3: Any, agent: str) -> list[str]:
 
 
 def run_command(tool: S3MemoryTool, **command: Any) -> str:
-    try:
-        return str(tool.call(command))
-    except ToolError as err:
-        return str(err)
-    finally:
-        settled(tool)
+    return str(called(tool, command)[1])  # a ToolError's text is its content
 
 
 def calls_of(killer: Killer, action: Callable[[], object]) -> int:

@@ -125,6 +125,17 @@ def settled(tool: Any) -> None:
             settle()
 
 
+def called(tool: Any, command: object) -> tuple[bool, Any]:
+    """Run a command that may succeed or fail (and what it left running, see `settled`):
+    (True, its result) or (False, the ToolError's content)."""
+    try:
+        return True, tool.call(command)
+    except ToolError as exc:
+        return False, exc.content
+    finally:
+        settled(tool)
+
+
 def ok(tool: Any, **command: Any) -> str:
     """Run a command that must succeed (and what it left running, see `settled`); return its string."""
     try:
