@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
-import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -19,6 +18,7 @@ from s3memory import KmsKeys, LocalKeys, S3MemoryTool
 from tests.support import BUCKET, LOCAL_KEY, REGION, CallCounter, enable_versioning, memory_tool
 from tests.support.cli import CURRENT, CliClients
 from tests.support.endpoint import ENDPOINT, KMS_KEY_ID, ON_MOTO, empty_bucket
+from tests.support.moto_server import one_request_at_a_time
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -114,30 +114,6 @@ def cli_clients() -> Iterator[CliClients]:
 # reset at every start (every test sees an empty account); only the session, and the models it has
 # loaded, outlive a test. The credentials it resolves are _aws_env's fake ones, the same for every test.
 _KEEP_SESSION: Any = {"core": {**default_user_config["core"], "reset_boto3_session": False}}
-
-
-_ONE_AT_A_TIME = threading.RLock()
-
-
-def one_request_at_a_time(monkeypatch: pytest.MonkeyPatch, events: str = "before-send.s3.") -> None:
-    """In-process moto applies each request whose event name starts with `events` whole, one at a
-    time, as a server would (the `aws` fixture: every S3 request). moto applies an S3 request in
-    several steps on shared dicts: a LIST iterating the bucket's keys while another thread's DELETE
-    removes one raises KeyError out of moto, and a conditional PUT checks, then stores. The threads
-    and every interleaving between requests stay; only moto's own steps are not interleaved. Other
-    services are left concurrent by default: a Lambda invocation (run in this process by the Step
-    Functions tests) makes S3 requests from threads of its own while its own request is answered."""
-    from moto.core.botocore_stubber import BotocoreStubber
-
-    handle = BotocoreStubber.__call__
-
-    def whole(self: BotocoreStubber, event_name: str, request: Any, **kwargs: Any) -> Any:
-        if not event_name.startswith(events):
-            return handle(self, event_name, request, **kwargs)
-        with _ONE_AT_A_TIME:
-            return handle(self, event_name, request, **kwargs)
-
-    monkeypatch.setattr(BotocoreStubber, "__call__", whole)
 
 
 @pytest.fixture

@@ -1,8 +1,8 @@
 """`s3memory doctor --conformance`: the kit on the configured bucket, under a scratch prefix it removes.
 
 The doctor runs the race cases on a store whose probes pass; in-process moto gets S3's atomicity
-from answering one request at a time (`tests.conftest.one_request_at_a_time`, as
-tests.support.moto_server serialises the server's), here for every service. What moto cannot
+from answering one request at a time (`tests.support.moto_server.one_request_at_a_time`, beside
+the serialised server there), here for every service. What moto cannot
 answer for the user's real bucket (its key policy in force, its conditional DELETE of a missing
 key, versioning as configured) is exactly why the command exists; the same test runs on MiniStack
 through the endpoint rig.
@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 from s3memory.conformance import CASES
-from tests.conftest import one_request_at_a_time
 from tests.support import BUCKET
 from tests.support.cli import run
 from tests.support.endpoint import ON_MOTO
+from tests.support.moto_server import one_request_at_a_time
 
 AGENT_FILE = "agents/agent-1/notes.md"
 

@@ -1,4 +1,5 @@
-"""moto as an HTTP server on 127.0.0.1 for load and fault tests, and clients for it."""
+"""moto answering one request at a time: in process (the `aws` fixture), and as an HTTP server on
+127.0.0.1 for load and fault tests, with clients for it."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import boto3
+import pytest
 from botocore.config import Config
 
 from tests.support import REGION
@@ -18,6 +20,30 @@ if TYPE_CHECKING:
     from moto.moto_server.threaded_moto_server import ThreadedMotoServer
 
 CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
+
+
+_ONE_AT_A_TIME = threading.RLock()
+
+
+def one_request_at_a_time(monkeypatch: pytest.MonkeyPatch, events: str = "before-send.s3.") -> None:
+    """In-process moto applies each request whose event name starts with `events` whole, one at a
+    time, as a server would (the `aws` fixture: every S3 request). moto applies an S3 request in
+    several steps on shared dicts: a LIST iterating the bucket's keys while another thread's DELETE
+    removes one raises KeyError out of moto, and a conditional PUT checks, then stores. The threads
+    and every interleaving between requests stay; only moto's own steps are not interleaved. Other
+    services are left concurrent by default: a Lambda invocation (run in this process by the Step
+    Functions tests) makes S3 requests from threads of its own while its own request is answered."""
+    from moto.core.botocore_stubber import BotocoreStubber
+
+    handle = BotocoreStubber.__call__
+
+    def whole(self: BotocoreStubber, event_name: str, request: Any, **kwargs: Any) -> Any:
+        if not event_name.startswith(events):
+            return handle(self, event_name, request, **kwargs)
+        with _ONE_AT_A_TIME:
+            return handle(self, event_name, request, **kwargs)
+
+    monkeypatch.setattr(BotocoreStubber, "__call__", whole)
 
 
 @contextmanager
